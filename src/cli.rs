@@ -1,0 +1,98 @@
+//! Command-line types (clap derive): data only, no behaviour. Each subcommand's `run`
+//! lives in `src/cmd/<name>.rs`.
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::framing::MAX_LINE_BYTES;
+
+const ENV_HELP: &str = "\
+Environment:
+  MCPTAPE_HOME     where named tapes live: $MCPTAPE_HOME/recordings/<session>.ndjson
+                   (default ~/.mcptape)
+  MCPTAPE_RECORD   a session name or tape path: every `mcptape proxy` records into it
+  MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
+  MCPTAPE_REPORT   a directory where proxies leave reports for their `record` parent
+A proxy whose own environment has no MCPTAPE_RECORD takes it from its nearest ancestor
+process that has one (Linux), so clients that scrub their servers' environment still record.
+
+Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N);
+2 usage or configuration error; 3 a recording could not be written whole;
+126/127 the command could not be executed / was not found.";
+
+/// Record and replay the JSON-RPC traffic between MCP clients and servers.
+#[derive(Debug, Parser)]
+#[command(name = "mcptape", version, about, after_help = ENV_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a command with recording on: every `mcptape proxy` under it writes to the tape.
+    Record(Record),
+    /// Stand between a client (stdin/stdout) and a stdio server, recording when asked.
+    Proxy(Proxy),
+    /// Print a tape as a readable trace, one connection after another.
+    Show(Show),
+    /// List the recorded sessions.
+    List(List),
+}
+
+/// `mcptape record SESSION [--server NAME]... [-- CMD...]`
+#[derive(Debug, Args)]
+#[command(after_help = ENV_HELP)]
+pub struct Record {
+    /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
+    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`.
+    pub session: String,
+    /// Record only these servers (repeatable); other proxies pass traffic through.
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// The command to run with MCPTAPE_RECORD set. Without one, prints the variables to
+    /// export in another shell.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `mcptape proxy [--server NAME] [--record SESSION] -- CMD ARGS...`
+#[derive(Debug, Args)]
+#[command(after_help = ENV_HELP)]
+pub struct Proxy {
+    /// The server's name in the tape (default: derived from CMD, printed on stderr).
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Record into this session or tape path, whatever the environment says.
+    #[arg(long, value_name = "SESSION")]
+    pub record: Option<String>,
+    /// Lines longer than this are forwarded as they stream and recorded as their length
+    /// and a prefix (a `$transport/oversize` entry).
+    #[arg(long, value_name = "BYTES", env = "MCPTAPE_MAX_LINE_BYTES", default_value_t = MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `mcptape show SESSION [--full] [--json]`
+#[derive(Debug, Args)]
+pub struct Show {
+    /// Session name or tape path.
+    pub session: String,
+    /// Do not truncate lines to the terminal width.
+    #[arg(long)]
+    pub full: bool,
+    /// Print the tape's connections and entries as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mcptape list`
+#[derive(Debug, Args)]
+pub struct List {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,79 @@
+//! `mcptape list`: the sessions in `$MCPTAPE_HOME/recordings`, with size, servers,
+//! connections and the time of their last entry.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::cli;
+use crate::error::{Error, Result};
+use crate::mode::{self, ENV_HOME};
+use crate::tape::{Tape, store};
+
+impl cli::List {
+    /// Prints one line (or JSON object) per tape.
+    pub fn run(self) -> Result<ExitCode> {
+        let home = store::home(mode::own().get(ENV_HOME))?;
+        let mut rows = Vec::new();
+        for listed in store::list(&home)? {
+            let size = std::fs::metadata(&listed.path)
+                .map(|m| m.len())
+                .unwrap_or(0);
+            let row = match Tape::load(&listed.path) {
+                Ok(tape) => {
+                    let conns = tape.connections();
+                    let servers: BTreeSet<String> =
+                        conns.iter().map(|c| c.server.clone()).collect();
+                    let last = tape.entries.iter().rev().find_map(|e| e.meta.ts.clone());
+                    json!({"session": listed.name, "path": listed.path, "bytes": size,
+                        "connections": conns.len(), "servers": servers, "last": last})
+                }
+                Err(e) => json!({"session": listed.name, "path": listed.path, "bytes": size,
+                    "error": e.to_string()}),
+            };
+            rows.push(row);
+        }
+        let text = if self.json {
+            format!("{:#}\n", json!(rows))
+        } else if rows.is_empty() {
+            format!("no tapes in {}\n", store::recordings_dir(&home).display())
+        } else {
+            let mut t = format!(
+                "{:<24} {:>10} {:>5}  {:<24} {}\n",
+                "SESSION", "BYTES", "CONNS", "LAST", "SERVERS"
+            );
+            for r in &rows {
+                let servers = r["servers"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_else(|| {
+                        format!("unreadable: {}", r["error"].as_str().unwrap_or(""))
+                    });
+                t.push_str(&format!(
+                    "{:<24} {:>10} {:>5}  {:<24} {}\n",
+                    r["session"].as_str().unwrap_or(""),
+                    r["bytes"],
+                    r["connections"]
+                        .as_u64()
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    r["last"].as_str().unwrap_or("-"),
+                    servers
+                ));
+            }
+            t
+        };
+        std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .map_err(Error::Stdout)?;
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,21 @@
+//! One file per subcommand; each is `impl cli::X { pub fn run(self) -> Result<ExitCode> }`.
+
+pub mod list;
+pub mod proxy;
+pub mod record;
+pub mod show;
+
+use crate::cli::{Cli, Command};
+use crate::error::Result;
+
+impl Cli {
+    /// Runs the chosen subcommand.
+    pub fn run(self) -> Result<std::process::ExitCode> {
+        match self.command {
+            Command::Record(c) => c.run(),
+            Command::Proxy(c) => c.run(),
+            Command::Show(c) => c.run(),
+            Command::List(c) => c.run(),
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `mcptape record SESSION [--server NAME]... [-- CMD...]`: starts a fresh tape, then runs
+//! CMD with `MCPTAPE_RECORD` set to its absolute path, so that every `mcptape proxy`
+//! started anywhere under CMD appends its connection to it.
+//!
+//! CMD runs in our process group (a terminal's Ctrl-C reaches it directly); SIGTERM and
+//! SIGHUP sent to us are passed on to it. Proxies that could not write their whole
+//! recording leave a report in `MCPTAPE_REPORT`, which turns a clean exit into status 3.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::ExitCode;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::cli;
+use crate::error::{EXIT_TAPE, Error, ProcessError, Result};
+use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
+use crate::process;
+use crate::tape::{Tape, store};
+
+impl cli::Record {
+    /// Records whatever CMD's proxies carry; returns CMD's exit status.
+    pub fn run(self) -> Result<ExitCode> {
+        if let Some(bad) = self
+            .servers
+            .iter()
+            .find(|s| s.is_empty() || s.contains(','))
+        {
+            return Err(Error::Usage(format!(
+                "invalid --server `{bad}`: a server name is not empty and has no `,`"
+            )));
+        }
+        let own = mode::own();
+        let home = store::home(own.get(ENV_HOME))?;
+        let tape = store::resolve(&self.session, &home, &own.cwd)?;
+        store::start_fresh(&tape)?;
+        let servers = self.servers.join(",");
+        if self.command.is_empty() {
+            print_exports(&tape, &servers);
+            return Ok(ExitCode::SUCCESS);
+        }
+        let report = tempfile::Builder::new()
+            .prefix("mcptape-report-")
+            .tempdir()
+            .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
+        let mut cmd = tokio::process::Command::new(&self.command[0]);
+        cmd.args(&self.command[1..])
+            .env(ENV_RECORD, &tape)
+            .env(ENV_REPORT, report.path())
+            .env_remove(ENV_REPLAY);
+        if servers.is_empty() {
+            cmd.env_remove(ENV_SERVERS);
+        } else {
+            cmd.env(ENV_SERVERS, &servers);
+        }
+        let code = run_forwarding_signals(cmd, &process::display(&self.command))?;
+        let problems = read_reports(report.path());
+        summarize(&tape);
+        for p in &problems {
+            eprintln!("mcptape: error: {p}");
+        }
+        Ok(ExitCode::from(match (code, problems.is_empty()) {
+            (0, false) => EXIT_TAPE,
+            (code, _) => code,
+        }))
+    }
+}
+
+fn print_exports(tape: &Path, servers: &str) {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    println!("export {ENV_RECORD}={}", quote(&tape.to_string_lossy()));
+    println!("unset {ENV_REPLAY}");
+    if servers.is_empty() {
+        println!("unset {ENV_SERVERS}");
+    } else {
+        println!("export {ENV_SERVERS}={}", quote(servers));
+    }
+}
+
+/// Runs CMD to completion, passing SIGTERM and SIGHUP on; returns its exit code.
+fn run_forwarding_signals(mut cmd: tokio::process::Command, display: &str) -> Result<u8> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ProcessError::Signals)?;
+    let status = runtime.block_on(async {
+        let on = |kind| signal(kind).map_err(ProcessError::Signals);
+        let (mut term, mut hup, mut int) = (
+            on(SignalKind::terminate())?,
+            on(SignalKind::hangup())?,
+            on(SignalKind::interrupt())?,
+        );
+        let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+            command: display.to_owned(),
+            source,
+        })?;
+        let pid = child.id().map(|p| Pid::from_raw(p as i32));
+        let forward = |sig| {
+            if let Some(pid) = pid {
+                let _ = kill(pid, sig);
+            }
+        };
+        loop {
+            tokio::select! {
+                status = child.wait() => {
+                    return status.map_err(|source| ProcessError::Wait { command: display.to_owned(), source });
+                }
+                _ = term.recv() => forward(Signal::SIGTERM),
+                _ = hup.recv() => forward(Signal::SIGHUP),
+                // The terminal sent SIGINT to CMD too (same process group): wait for it.
+                _ = int.recv() => {}
+            }
+        }
+    });
+    runtime.shutdown_background();
+    Ok(process::exit_code(status?))
+}
+
+/// The problems proxies reported, one line each.
+fn read_reports(dir: &Path) -> Vec<String> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = read
+        .flatten()
+        .filter_map(|f| std::fs::read_to_string(f.path()).ok())
+        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .map(|v| {
+            format!(
+                "the recording of server `{}` is incomplete: {}",
+                v["server"].as_str().unwrap_or("?"),
+                v["error"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// One line on stderr saying what the tape now holds, or that nothing reached it.
+fn summarize(tape: &Path) {
+    let loaded = match Tape::load(tape) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("mcptape: warning: cannot read back the tape: {e}");
+            return;
+        }
+    };
+    let conns = loaded.connections();
+    if conns.is_empty() {
+        eprintln!(
+            "mcptape: warning: nothing was recorded into `{}`: no `mcptape proxy` ran under the \
+             command (name `mcptape proxy --server NAME -- <server command>` in the client's \
+             MCP server config)",
+            tape.display()
+        );
+        return;
+    }
+    let servers: BTreeSet<&str> = conns.iter().map(|c| c.server.as_str()).collect();
+    let messages = loaded
+        .entries
+        .iter()
+        .filter(|e| e.meta.dir != crate::tape::Direction::Lifecycle)
+        .count();
+    eprintln!(
+        "mcptape: recorded {messages} messages in {} connection{} of {} into `{}`",
+        conns.len(),
+        if conns.len() == 1 { "" } else { "s" },
+        servers.into_iter().collect::<Vec<_>>().join(", "),
+        tape.display()
+    );
+}

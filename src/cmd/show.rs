@@ -1,0 +1,214 @@
+//! `mcptape show SESSION`: a tape as a readable trace, one connection after another.
+//!
+//! Each request with its arguments, its answer with ok/error and how long it took,
+//! notifications, and lifecycle events, truncated to the terminal width unless `--full`.
+//! `--json` prints the connections and their entries as one JSON document.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use crate::cli;
+use crate::error::{Error, Result};
+use crate::message::Kind;
+use crate::mode::{self, ENV_HOME};
+use crate::tape::{Connection, Direction, Entry, Tape, store};
+
+/// Width used when stdout is not a terminal and `COLUMNS` is not set.
+const DEFAULT_WIDTH: usize = 120;
+
+/// Loads the tape a SESSION argument names, printing its warnings on stderr.
+pub fn load(session: &str) -> Result<Tape> {
+    let own = mode::own();
+    let home = store::home(own.get(ENV_HOME))?;
+    let path = store::resolve(session, &home, &own.cwd)?;
+    let tape = Tape::load(&path)?;
+    for w in &tape.warnings {
+        eprintln!("mcptape: warning: {w}");
+    }
+    Ok(tape)
+}
+
+impl cli::Show {
+    /// Prints the trace (or JSON) on stdout.
+    pub fn run(self) -> Result<ExitCode> {
+        let tape = load(&self.session)?;
+        let conns = tape.connections();
+        let mut out = std::io::stdout().lock();
+        let text = if self.json {
+            let doc = json!({
+                "tape": tape.path,
+                "warnings": tape.warnings,
+                "connections": conns.iter().map(|c| conn_json(&tape, c)).collect::<Vec<_>>(),
+            });
+            format!("{doc:#}\n")
+        } else {
+            let width = (!self.full).then(width);
+            trace(&tape, &conns, width)
+        };
+        out.write_all(text.as_bytes()).map_err(Error::Stdout)?;
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+fn width() -> usize {
+    if let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size() {
+        return usize::from(w);
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+fn conn_json(tape: &Tape, conn: &Connection) -> Value {
+    let entries: Vec<Value> = conn
+        .entries
+        .iter()
+        .map(|&i| {
+            let e = &tape.entries[i];
+            let mut v = json!({
+                "line": e.line,
+                "dir": e.meta.dir.as_str(),
+                "ts": e.meta.ts,
+                "message": e.message.value(),
+            });
+            if let Some(b) = e.meta.batch {
+                v["batch"] = json!(b);
+            }
+            v
+        })
+        .collect();
+    json!({"id": conn.id, "server": conn.server, "entries": entries})
+}
+
+fn ts(entry: &Entry) -> Option<SystemTime> {
+    humantime::parse_rfc3339(entry.meta.ts.as_deref()?).ok()
+}
+
+fn secs(from: SystemTime, to: SystemTime) -> f64 {
+    to.duration_since(from)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        v => v.to_string(),
+    }
+}
+
+/// The readable trace of every connection.
+pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String {
+    let mut out = format!(
+        "tape {} · {} connection{} · {} entries\n",
+        tape.path.display(),
+        conns.len(),
+        if conns.len() == 1 { "" } else { "s" },
+        tape.entries.len()
+    );
+    for conn in conns {
+        let entries: Vec<&Entry> = conn.entries.iter().map(|&i| &tape.entries[i]).collect();
+        let start = entries.iter().find_map(|e| ts(e));
+        let started = entries
+            .iter()
+            .find_map(|e| e.meta.ts.as_deref())
+            .unwrap_or("no timestamp");
+        push(
+            &mut out,
+            width,
+            &format!("── {} · conn {} · {started}", conn.server, conn.id),
+        );
+        let mut asked: HashMap<(Direction, String), SystemTime> = HashMap::new();
+        for e in entries {
+            let at = match (start, ts(e)) {
+                (Some(s), Some(t)) => format!("+{:.3}s", secs(s, t)),
+                _ => "       ".into(),
+            };
+            let line = describe(e, &mut asked);
+            push(&mut out, width, &format!("  {at:>8}  {line}"));
+        }
+    }
+    out
+}
+
+fn push(out: &mut String, width: Option<usize>, line: &str) {
+    let line: String = match width {
+        Some(w) if line.chars().count() > w => {
+            let mut cut: String = line.chars().take(w.saturating_sub(1)).collect();
+            cut.push('…');
+            cut
+        }
+        _ => line.to_owned(),
+    };
+    out.push_str(&line);
+    out.push('\n');
+}
+
+/// One entry as one line; remembers request times to tell how long answers took.
+fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> String {
+    let v = e.message.value();
+    let arrow = match e.meta.dir {
+        Direction::Send => "→",
+        Direction::Recv => "←",
+        Direction::Lifecycle => "·",
+    };
+    let batch = e
+        .meta
+        .batch
+        .map(|b| format!(" [batch {b}]"))
+        .unwrap_or_default();
+    let method = e.message.method().unwrap_or("?");
+    let id = e.message.id().unwrap_or("null");
+    let body = match (e.meta.dir, e.message.kind()) {
+        (Direction::Lifecycle, _) => {
+            let event = method.strip_prefix("$transport/").unwrap_or(method);
+            format!("{event} {}", compact(&v["params"]))
+        }
+        (dir, Kind::Request) => {
+            if let Some(t) = ts(e) {
+                asked.insert((dir, id.to_owned()), t);
+            }
+            if method == "tools/call" {
+                let p = &v["params"];
+                let name = p["name"].as_str().unwrap_or("?");
+                format!("{method} #{id} {name} {}", compact(&p["arguments"]))
+            } else {
+                format!("{method} #{id} {}", compact(&v["params"]))
+            }
+        }
+        (_, Kind::Notification) => format!("{method} {}", compact(&v["params"])),
+        (dir, kind @ (Kind::Response | Kind::Error)) => {
+            let other = match dir {
+                Direction::Send => Direction::Recv,
+                _ => Direction::Send,
+            };
+            let took = match (asked.remove(&(other, id.to_owned())), ts(e)) {
+                (Some(a), Some(b)) => format!(" {:.1}ms", secs(a, b) * 1000.0),
+                _ => String::new(),
+            };
+            if kind == Kind::Error {
+                let err = &v["error"];
+                format!(
+                    "#{id} error {} {}{took}",
+                    compact(&err["code"]),
+                    err["message"].as_str().unwrap_or("")
+                )
+            } else {
+                let result = &v["result"];
+                let status = if result["isError"] == Value::Bool(true) {
+                    "tool error"
+                } else {
+                    "ok"
+                };
+                format!("#{id} {status}{took} {}", compact(result))
+            }
+        }
+        (_, Kind::Other) => e.message.text().to_owned(),
+    };
+    format!("{arrow} {body}{batch}")
+}

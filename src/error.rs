@@ -1,0 +1,170 @@
+//! The error type and the one table that maps errors to exit codes.
+//!
+//! Messages are lowercase, name the object they are about, and keep the cause in
+//! `#[source]` so that the top level prints it once, as `caused by: …`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use thiserror::Error;
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: `verify` found differences (and `call`'s tool error, later).
+pub const EXIT_DIFFERENT: u8 = 1;
+/// Exit status: usage or configuration error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: replay diverged, or a recording could not be written whole.
+pub const EXIT_TAPE: u8 = 3;
+/// Exit status: the wrapped command could not be executed (as `env` and `timeout` do).
+pub const EXIT_NOT_EXECUTABLE: u8 = 126;
+/// Exit status: the wrapped command was not found (as `env` and `timeout` do).
+pub const EXIT_NOT_FOUND: u8 = 127;
+
+/// Every error mcptape reports.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// Reading, writing or naming a tape.
+    #[error(transparent)]
+    Tape(#[from] TapeError),
+    /// Starting or supervising a process.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+    /// A bad argument or environment variable.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing to our own stdout failed (a closed pipe ends quietly, see `main`).
+    #[error("cannot write to standard output")]
+    Stdout(#[source] std::io::Error),
+}
+
+/// Errors about tapes: names, files, lines.
+#[derive(Debug, Error)]
+pub enum TapeError {
+    /// A session name that could escape the recordings directory.
+    #[error("invalid session name `{name}`: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Neither `MCPTAPE_HOME` nor a home directory is known.
+    #[error("cannot find the tape directory: set MCPTAPE_HOME or HOME")]
+    NoHome,
+    /// The tape directory cannot be created or used.
+    #[error("cannot use tape directory `{}`", path.display())]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tape cannot be opened or created.
+    #[error("cannot open tape `{}`", path.display())]
+    Open {
+        /// The tape.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A tape that does not exist.
+    #[error("no tape `{}`", path.display())]
+    Missing {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// An entry could not be written.
+    #[error("cannot write to tape `{}`", path.display())]
+    Write {
+        /// The tape.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tape cannot be read.
+    #[error("cannot read tape `{}`", path.display())]
+    Read {
+        /// The tape.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of a tape is not an entry.
+    #[error("`{}` line {line}: {reason}", path.display())]
+    BadLine {
+        /// The tape.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Errors about child processes.
+#[derive(Debug, Error)]
+pub enum ProcessError {
+    /// The command could not be started.
+    #[error("cannot start `{command}`")]
+    Spawn {
+        /// The program as given.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Waiting for the command failed.
+    #[error("cannot wait for `{command}`")]
+    Wait {
+        /// The program as given.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Setting up signal handling failed.
+    #[error("cannot install signal handlers")]
+    Signals(#[source] std::io::Error),
+}
+
+/// Convenience alias.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The exit status this error ends the process with: the table in README.md.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Tape(TapeError::Write { .. }) => EXIT_TAPE,
+            Error::Tape(_) | Error::Usage(_) => EXIT_USAGE,
+            Error::Process(ProcessError::Spawn { source, .. }) => match source.kind() {
+                std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+                _ => EXIT_NOT_EXECUTABLE,
+            },
+            Error::Process(_) | Error::Stdout(_) => EXIT_USAGE,
+        }
+    }
+
+    /// True when the error is only that the reader of our stdout went away.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// Prints `error: …` and one `caused by: …` per source on stderr; returns the exit code.
+pub fn report(err: &Error) -> ExitCode {
+    if err.is_broken_pipe() {
+        return ExitCode::from(EXIT_OK);
+    }
+    eprintln!("error: {err}");
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        eprintln!("caused by: {cause}");
+        source = cause.source();
+    }
+    ExitCode::from(err.exit_code())
+}

@@ -1,0 +1,209 @@
+//! One JSON-RPC message as it crossed the wire: its raw bytes, and what it is,
+//! read lazily from its top-level members.
+//!
+//! A message is never re-serialized: the bytes are what the peer wrote (minus the line
+//! terminator). Classification follows JSON-RPC 2.0 as MCP uses it
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic>): a `method` with an
+//! `id` is a request, a `method` without one a notification, a `result` a response, an
+//! `error` an error response. Unknown methods are just methods: nothing is dropped.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// What kind of JSON-RPC message a line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `method` and `id`.
+    Request,
+    /// `method`, no `id`.
+    Notification,
+    /// `result` (and `id`).
+    Response,
+    /// `error` (and `id`).
+    Error,
+    /// A JSON object that is none of the above.
+    Other,
+}
+
+impl Kind {
+    /// A short lowercase word for the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Notification => "notification",
+            Kind::Response => "response",
+            Kind::Error => "error",
+            Kind::Other => "other",
+        }
+    }
+}
+
+/// The outer shape of a line of JSON text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A JSON object: one message.
+    Object,
+    /// A JSON array: a JSON-RPC batch (allowed by MCP 2025-03-26, removed since).
+    Array,
+    /// Anything else, including text that is not JSON at all.
+    Invalid,
+}
+
+/// Tells the shape of one line (without its line terminator) by validating it as JSON.
+pub fn shape(line: &[u8]) -> Shape {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Shape::Invalid;
+    };
+    let text = text.trim_ascii();
+    let parsed: Result<&RawValue, _> = serde_json::from_str(text);
+    match (parsed, text.as_bytes().first()) {
+        (Ok(_), Some(b'{')) => Shape::Object,
+        (Ok(_), Some(b'[')) => Shape::Array,
+        _ => Shape::Invalid,
+    }
+}
+
+/// One JSON-RPC message: its exact text, and its head read on first use.
+#[derive(Debug, Clone)]
+pub struct Message {
+    raw: Bytes,
+    head: OnceLock<Head>,
+}
+
+/// The top-level members that say what a message is, read once.
+#[derive(Debug, Clone, Default)]
+struct Head {
+    kind: Option<Kind>,
+    method: Option<String>,
+    id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct HeadFields<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+impl Message {
+    /// Wraps the exact text of one message (a JSON object, without line terminator).
+    pub fn new(raw: impl Into<Bytes>) -> Self {
+        Message {
+            raw: raw.into(),
+            head: OnceLock::new(),
+        }
+    }
+
+    /// The exact bytes of the message.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// The exact text of the message (tapes are UTF-8 JSON; invalid UTF-8 reads as empty).
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.raw).unwrap_or_default()
+    }
+
+    fn head(&self) -> &Head {
+        self.head.get_or_init(|| {
+            let Ok(fields) = serde_json::from_slice::<HeadFields>(&self.raw) else {
+                return Head::default();
+            };
+            let kind = match (&fields.method, &fields.id, &fields.result, &fields.error) {
+                (Some(_), Some(_), _, _) => Kind::Request,
+                (Some(_), None, _, _) => Kind::Notification,
+                (None, _, Some(_), _) => Kind::Response,
+                (None, _, None, Some(_)) => Kind::Error,
+                _ => Kind::Other,
+            };
+            Head {
+                kind: Some(kind),
+                method: fields.method,
+                id: fields.id.map(|id| id.get().to_owned()),
+            }
+        })
+    }
+
+    /// What kind of message this is.
+    pub fn kind(&self) -> Kind {
+        self.head().kind.unwrap_or(Kind::Other)
+    }
+
+    /// The `method`, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        self.head().method.as_deref()
+    }
+
+    /// The `id` as its JSON text (`1` and `"1"` differ), when there is one.
+    pub fn id(&self) -> Option<&str> {
+        self.head().id.as_deref()
+    }
+
+    /// The whole message parsed as a JSON value (for display and comparison, not forwarding).
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.raw).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_by_members() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                Kind::Request,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                Kind::Notification,
+            ),
+            (r#"{"jsonrpc":"2.0","id":"a","result":{}}"#, Kind::Response),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+                Kind::Error,
+            ),
+            (r#"{"jsonrpc":"2.0"}"#, Kind::Other),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"x/unknown-to-everyone"}"#,
+                Kind::Request,
+            ),
+        ];
+        for (text, kind) in cases {
+            assert_eq!(
+                Message::new(text.as_bytes().to_vec()).kind(),
+                kind,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn id_keeps_its_json_type() {
+        let m = Message::new(&br#"{"id":"1","result":{}}"#[..]);
+        assert_eq!(m.id(), Some(r#""1""#));
+        let m = Message::new(&br#"{"id":1,"result":{}}"#[..]);
+        assert_eq!(m.id(), Some("1"));
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(shape(br#" {"a":1} "#), Shape::Object);
+        assert_eq!(shape(br#"[{"a":1}]"#), Shape::Array);
+        assert_eq!(shape(b"this is not json"), Shape::Invalid);
+        assert_eq!(shape(b"42"), Shape::Invalid);
+        assert_eq!(shape(br#"{"a":1"#), Shape::Invalid);
+        assert_eq!(shape(b"\xff\xfe"), Shape::Invalid);
+        assert_eq!(shape(b""), Shape::Invalid);
+    }
+}

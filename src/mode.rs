@@ -1,0 +1,168 @@
+//! Which mode a proxy runs in, and where that came from.
+//!
+//! A proxy records when `--record` is given, or when `MCPTAPE_RECORD` is set; it replays
+//! when `MCPTAPE_REPLAY` is set. The official SDK clients start servers with a scrubbed
+//! environment (only `HOME`, `PATH` and a few more), so a proxy whose own environment has
+//! neither variable looks at its ancestors, nearest first: on Linux,
+//! `/proc/<pid>/environ` holds the environment each process was started with. The first
+//! ancestor that has either variable decides, and all of that process's `MCPTAPE_*`
+//! variables are used together (a relative path or name is resolved against that
+//! process's `MCPTAPE_HOME` and working directory). Other systems see only their own
+//! environment.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Record into this tape (a session name or path).
+pub const ENV_RECORD: &str = "MCPTAPE_RECORD";
+/// Replay from this tape (a session name or path).
+pub const ENV_REPLAY: &str = "MCPTAPE_REPLAY";
+/// A directory where proxies leave their reports for the `record`/`replay` parent.
+pub const ENV_REPORT: &str = "MCPTAPE_REPORT";
+/// Comma-separated server names the mode applies to (set by `--server`); others pass through.
+pub const ENV_SERVERS: &str = "MCPTAPE_SERVERS";
+/// The mcptape home (tapes in `$MCPTAPE_HOME/recordings`).
+pub const ENV_HOME: &str = "MCPTAPE_HOME";
+
+/// Where a mode's variables were found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// This process's own environment.
+    Own,
+    /// The environment an ancestor process was started with.
+    Ancestor {
+        /// Its process id.
+        pid: u32,
+        /// Its command name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Own => f.write_str("own environment"),
+            Source::Ancestor { pid, name } => {
+                write!(f, "environment of ancestor `{name}` (pid {pid})")
+            }
+        }
+    }
+}
+
+/// The `MCPTAPE_*` variables of one process, and where they came from.
+#[derive(Debug, Clone)]
+pub struct ModeEnv {
+    /// The variables, by name.
+    pub vars: HashMap<String, String>,
+    /// Whose they are.
+    pub source: Source,
+    /// That process's working directory, for relative paths.
+    pub cwd: PathBuf,
+}
+
+impl ModeEnv {
+    /// A variable's value; empty counts as unset.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// True when the mode applies to `server` (`MCPTAPE_SERVERS` unset, or naming it).
+    pub fn covers(&self, server: &str) -> bool {
+        self.get(ENV_SERVERS)
+            .is_none_or(|list| list.split(',').any(|s| s.trim() == server))
+    }
+
+    fn has_mode(&self) -> bool {
+        self.get(ENV_RECORD).is_some() || self.get(ENV_REPLAY).is_some()
+    }
+}
+
+/// Our own `MCPTAPE_*` variables.
+pub fn own() -> ModeEnv {
+    ModeEnv {
+        vars: std::env::vars()
+            .filter(|(k, _)| k.starts_with("MCPTAPE_"))
+            .collect(),
+        source: Source::Own,
+        cwd: std::env::current_dir().unwrap_or_default(),
+    }
+}
+
+/// The environment that decides the mode: our own when it names one, else the nearest
+/// ancestor's that does (Linux), else our own (which then means passthrough).
+pub fn find() -> ModeEnv {
+    let mine = own();
+    if mine.has_mode() {
+        return mine;
+    }
+    ancestors().find(ModeEnv::has_mode).unwrap_or(mine)
+}
+
+/// Our ancestors' environments, nearest first, as far as they can be read.
+fn ancestors() -> impl Iterator<Item = ModeEnv> {
+    let mut pid = parent_of(std::process::id());
+    std::iter::from_fn(move || {
+        let current = pid.filter(|&p| p > 1)?;
+        pid = parent_of(current);
+        Some(read_env(current))
+    })
+    .flatten()
+}
+
+fn proc_path(pid: u32, what: &str) -> PathBuf {
+    Path::new("/proc").join(pid.to_string()).join(what)
+}
+
+/// The parent pid from `/proc/<pid>/stat` (the field after the `)` that ends the name).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(proc_path(pid, "stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn read_env(pid: u32) -> Option<ModeEnv> {
+    let raw = std::fs::read(proc_path(pid, "environ")).ok()?;
+    let vars = raw
+        .split(|&b| b == 0)
+        .filter_map(|kv| std::str::from_utf8(kv).ok())
+        .filter(|kv| kv.starts_with("MCPTAPE_"))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let name = std::fs::read_to_string(proc_path(pid, "comm"))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default();
+    Some(ModeEnv {
+        vars,
+        source: Source::Ancestor { pid, name },
+        cwd: std::fs::read_link(proc_path(pid, "cwd")).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_our_parent() {
+        // The test runner's parent chain exists; our parent is not us.
+        let parent = parent_of(std::process::id()).expect("parent");
+        assert_ne!(parent, std::process::id());
+    }
+
+    #[test]
+    fn servers_filter() {
+        let mut env = ModeEnv {
+            vars: HashMap::new(),
+            source: Source::Own,
+            cwd: PathBuf::new(),
+        };
+        assert!(env.covers("a"));
+        env.vars.insert(ENV_SERVERS.into(), "a, b".into());
+        assert!(env.covers("b"));
+        assert!(!env.covers("c"));
+    }
+}

@@ -1,0 +1,158 @@
+//! Every child process mcptape starts: spawning, stopping, exit statuses, signals.
+//!
+//! A server runs in its own process group, so that a stop reaches what it started too
+//! (`npx` → `node`), and with `PR_SET_PDEATHSIG` on Linux, so that it dies if its proxy
+//! is killed outright. It is stopped the MCP way
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#stdio>):
+//! close its stdin, wait [`STDIN_CLOSE_GRACE`], SIGTERM the group, wait
+//! [`SIGTERM_GRACE`], SIGKILL the group.
+
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::process::{Child, Command};
+
+use crate::error::ProcessError;
+
+/// How long a server may take to exit after its stdin is closed before it gets SIGTERM.
+pub const STDIN_CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How long a server may take to exit after SIGTERM before it gets SIGKILL.
+pub const SIGTERM_GRACE: Duration = Duration::from_secs(2);
+
+/// The command line as one readable string, for messages.
+pub fn display(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A server process with piped stdin and stdout, stderr passed through.
+pub struct Server {
+    /// The tokio child (stdin/stdout are taken by the relay).
+    pub child: Child,
+    /// Its process id, which is also its process group id.
+    pub pid: u32,
+    /// The command line, for messages.
+    pub command: String,
+}
+
+/// Starts a server: own process group, piped stdin/stdout, inherited stderr.
+pub fn spawn_server(argv: &[String]) -> Result<Server, ProcessError> {
+    let command = display(argv);
+    let (program, args) = argv.split_first().ok_or_else(|| ProcessError::Spawn {
+        command: command.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
+    })?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .kill_on_drop(true);
+    die_with_parent(&mut cmd);
+    let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+        command: command.clone(),
+        source,
+    })?;
+    let pid = child.id().ok_or_else(|| ProcessError::Spawn {
+        command: command.clone(),
+        source: std::io::Error::other("the process exited before it could be watched"),
+    })?;
+    Ok(Server {
+        child,
+        pid,
+        command,
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs between fork and exec and only makes two syscalls
+    // (prctl, getppid) and possibly raise(): all async-signal-safe, no allocation.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+            // The parent may have died before prctl took effect.
+            if nix::unistd::getppid().as_raw() as u32 != parent {
+                let _ = nix::sys::signal::raise(Signal::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
+impl Server {
+    /// Sends a signal to the server's whole process group (a group already gone is fine).
+    pub fn signal(&self, signal: Signal) {
+        let _ = killpg(Pid::from_raw(self.pid as i32), signal);
+    }
+
+    /// Waits for the server to exit, escalating SIGTERM then SIGKILL after the graces.
+    /// Call after its stdin is closed (or when it should go regardless).
+    pub async fn stop(&mut self) -> Result<ExitStatus, ProcessError> {
+        let wait_err = |source| ProcessError::Wait {
+            command: self.command.clone(),
+            source,
+        };
+        if let Ok(status) = tokio::time::timeout(STDIN_CLOSE_GRACE, self.child.wait()).await {
+            return status.map_err(wait_err);
+        }
+        self.signal(Signal::SIGTERM);
+        if let Ok(status) = tokio::time::timeout(SIGTERM_GRACE, self.child.wait()).await {
+            return status.map_err(wait_err);
+        }
+        self.signal(Signal::SIGKILL);
+        self.child.wait().await.map_err(wait_err)
+    }
+}
+
+/// The exit status a wrapper passes on: the code, or 128+N when killed by signal N.
+pub fn exit_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code as u8,
+        (None, Some(sig)) => (128 + sig) as u8,
+        (None, None) => 1,
+    }
+}
+
+/// The close facts of an exit status, as a lifecycle entry's params.
+pub fn status_json(status: ExitStatus) -> serde_json::Value {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => serde_json::json!({ "exitCode": code }),
+        (None, Some(sig)) => {
+            let name = Signal::try_from(sig)
+                .map(|s| s.as_str())
+                .unwrap_or("unknown");
+            serde_json::json!({ "signal": sig, "signalName": name })
+        }
+        (None, None) => serde_json::json!({}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_quotes_what_needs_it() {
+        let argv = ["sh", "-c", "echo 'a b'", ""].map(String::from);
+        assert_eq!(display(&argv), r#"sh -c 'echo '\''a b'\''' ''"#);
+    }
+}

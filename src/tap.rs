@@ -1,0 +1,316 @@
+//! The recording tap: sees every line that passes and appends it to a tape.
+//!
+//! The live path calls [`TapHandle`] methods *after* a line is forwarded; they only push
+//! onto an unbounded channel, so recording never delays, changes or drops live traffic.
+//! A thread of its own turns each event into tape lines and appends them. A failing disk
+//! is reported once on stderr and in [`TapOutcome`]; the live session goes on, and the
+//! tape keeps every entry written before the failure (no later entry is appended after a
+//! torn one).
+//!
+//! What becomes an entry: a JSON object line is a message; each element of a JSON array
+//! line (a JSON-RPC batch) is a message tagged `_meta.batch`; any other non-blank line is
+//! a `$transport/invalid` lifecycle entry keeping its text; a line longer than the framing
+//! maximum is a `$transport/oversize` entry with its length and a prefix.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use crate::error::TapeError;
+use crate::framing;
+use crate::message::{Shape, shape};
+use crate::tape::TapeWriter;
+use crate::tape::format::{self, Direction, Meta};
+
+/// How many bytes of an over-long line are kept in its `$transport/oversize` entry.
+pub const OVERSIZE_PREFIX_BYTES: usize = 1024;
+
+enum Event {
+    Line {
+        dir: Direction,
+        ts: SystemTime,
+        bytes: Bytes,
+    },
+    Lifecycle {
+        ts: SystemTime,
+        method: &'static str,
+        params: serde_json::Value,
+    },
+    Finish,
+}
+
+/// What the tap did, known when it finishes.
+#[derive(Debug)]
+pub struct TapOutcome {
+    /// Entries written.
+    pub entries: usize,
+    /// The first write error, after which nothing more was written.
+    pub error: Option<TapeError>,
+}
+
+/// A running tap for one connection.
+pub struct Tap {
+    handle: TapHandle,
+    thread: JoinHandle<TapOutcome>,
+}
+
+/// The cheap, clonable sending side of a [`Tap`], used on the live path.
+#[derive(Clone)]
+pub struct TapHandle {
+    tx: mpsc::Sender<Event>,
+}
+
+/// A fresh connection id: random hex, then `-1` (one connection per proxy process).
+pub fn new_conn_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{:08x}-1", h.finish() as u32)
+}
+
+impl Tap {
+    /// Opens the tape (failing early if it cannot be opened) and starts the writer thread.
+    pub fn start(writer: TapeWriter, server: String, conn: String) -> Tap {
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("mcptape-tap".into())
+            .spawn(move || write_loop(writer, server, conn, rx))
+            .expect("the OS can start one thread");
+        Tap {
+            handle: TapHandle { tx },
+            thread,
+        }
+    }
+
+    /// A handle for the live path.
+    pub fn handle(&self) -> TapHandle {
+        self.handle.clone()
+    }
+
+    /// Writes everything queued so far, syncs the tape and stops the thread.
+    pub fn finish(self) -> TapOutcome {
+        let _ = self.handle.tx.send(Event::Finish);
+        self.thread.join().unwrap_or(TapOutcome {
+            entries: 0,
+            error: None,
+        })
+    }
+}
+
+impl TapHandle {
+    /// Records one forwarded line (with or without its `\n`).
+    pub fn line(&self, dir: Direction, bytes: Bytes) {
+        let _ = self.tx.send(Event::Line {
+            dir,
+            ts: SystemTime::now(),
+            bytes,
+        });
+    }
+
+    /// Records a forwarded line that was longer than the framing maximum.
+    pub fn oversize(&self, dir: Direction, len: usize, prefix: &[u8]) {
+        self.lifecycle(
+            "$transport/oversize",
+            json!({
+                "dir": dir.as_str(),
+                "bytes": len,
+                "prefix": String::from_utf8_lossy(prefix),
+            }),
+        );
+    }
+
+    /// Records a lifecycle event (`$transport/start`, `$transport/close`, …).
+    pub fn lifecycle(&self, method: &'static str, params: serde_json::Value) {
+        let _ = self.tx.send(Event::Lifecycle {
+            ts: SystemTime::now(),
+            method,
+            params,
+        });
+    }
+}
+
+/// Collects the pieces of an over-long line on the live path: its length and a prefix.
+#[derive(Debug, Default)]
+pub struct LongLine {
+    len: usize,
+    prefix: Vec<u8>,
+}
+
+impl LongLine {
+    /// Adds a forwarded piece; returns `(length, prefix)` when it was the last one.
+    pub fn push(&mut self, piece: &[u8], last: bool) -> Option<(usize, Vec<u8>)> {
+        self.len += piece.len();
+        let room = OVERSIZE_PREFIX_BYTES.saturating_sub(self.prefix.len());
+        self.prefix
+            .extend_from_slice(&piece[..room.min(piece.len())]);
+        last.then(|| {
+            let done = std::mem::take(self);
+            (done.len, done.prefix)
+        })
+    }
+}
+
+fn write_loop(
+    mut writer: TapeWriter,
+    server: String,
+    conn: String,
+    rx: mpsc::Receiver<Event>,
+) -> TapOutcome {
+    let mut outcome = TapOutcome {
+        entries: 0,
+        error: None,
+    };
+    let mut batches = 0u64;
+    for event in rx {
+        if matches!(event, Event::Finish) {
+            break;
+        }
+        if outcome.error.is_some() {
+            continue;
+        }
+        let lines = render(event, &server, &conn, &mut batches);
+        for line in lines {
+            if let Err(e) = writer.append(&line) {
+                eprintln!(
+                    "mcptape: error: {e} ({}); recording of server `{server}` stopped here, the session goes on",
+                    std::error::Error::source(&e)
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                );
+                outcome.error = Some(e);
+                break;
+            }
+            outcome.entries += 1;
+        }
+    }
+    if outcome.error.is_none()
+        && let Err(e) = writer.sync()
+    {
+        outcome.error = Some(e);
+    }
+    outcome
+}
+
+fn render(event: Event, server: &str, conn: &str, batches: &mut u64) -> Vec<Vec<u8>> {
+    let meta = |dir, ts: SystemTime, batch| Meta {
+        dir,
+        server: server.to_owned(),
+        ts: Some(format::timestamp(ts)),
+        conn: Some(conn.to_owned()),
+        batch,
+    };
+    let invalid = |dir: Direction, ts, text: &[u8]| {
+        format::encode_lifecycle(
+            "$transport/invalid",
+            &json!({"dir": dir.as_str(), "text": String::from_utf8_lossy(text)}),
+            &meta(Direction::Lifecycle, ts, None),
+        )
+    };
+    match event {
+        Event::Finish => Vec::new(),
+        Event::Lifecycle { ts, method, params } => {
+            vec![format::encode_lifecycle(
+                method,
+                &params,
+                &meta(Direction::Lifecycle, ts, None),
+            )]
+        }
+        Event::Line { dir, ts, bytes } => {
+            let text = framing::content(&bytes);
+            if text.trim_ascii().is_empty() {
+                return Vec::new();
+            }
+            match shape(text) {
+                Shape::Object => vec![format::encode(text, &meta(dir, ts, None))],
+                Shape::Array => {
+                    let elements: Vec<&RawValue> = std::str::from_utf8(text)
+                        .ok()
+                        .and_then(|t| serde_json::from_str(t).ok())
+                        .unwrap_or_default();
+                    if elements.is_empty() {
+                        return vec![invalid(dir, ts, text)];
+                    }
+                    *batches += 1;
+                    elements
+                        .into_iter()
+                        .map(|el| match shape(el.get().as_bytes()) {
+                            Shape::Object => {
+                                format::encode(el.get().as_bytes(), &meta(dir, ts, Some(*batches)))
+                            }
+                            _ => invalid(dir, ts, el.get().as_bytes()),
+                        })
+                        .collect()
+                }
+                Shape::Invalid => vec![invalid(dir, ts, text)],
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(bytes: &'static [u8]) -> Vec<String> {
+        let ev = Event::Line {
+            dir: Direction::Recv,
+            ts: SystemTime::UNIX_EPOCH,
+            bytes: Bytes::from_static(bytes),
+        };
+        render(ev, "s", "c-1", &mut 0)
+            .into_iter()
+            .map(|l| String::from_utf8(l).expect("utf8"))
+            .collect()
+    }
+
+    #[test]
+    fn object_line_keeps_bytes() {
+        let out = lines(b"{\"id\":1,\"result\":{\"x\":1.0}}\r\n");
+        assert_eq!(
+            out,
+            vec![concat!(
+                r#"{"id":1,"result":{"x":1.0},"_meta":{"dir":"recv","server":"s","#,
+                r#""ts":"1970-01-01T00:00:00.000Z","conn":"c-1"}}"#,
+                "\n"
+            )]
+        );
+    }
+
+    #[test]
+    fn batch_elements_share_a_batch_number() {
+        let out = lines(b"[{\"id\":1,\"result\":{}}, {\"id\":2,\"result\":{}}]\n");
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|l| l.contains("\"batch\":1")));
+        assert!(out[1].starts_with("{\"id\":2,\"result\":{}"));
+    }
+
+    #[test]
+    fn garbage_becomes_an_invalid_entry_with_its_text() {
+        let out = lines(b"this is not json\n");
+        assert!(
+            out[0].contains(r#""method":"$transport/invalid""#),
+            "{}",
+            out[0]
+        );
+        assert!(
+            out[0].contains(r#""text":"this is not json""#),
+            "{}",
+            out[0]
+        );
+        assert!(lines(b"\n").is_empty());
+    }
+
+    #[test]
+    fn long_line_keeps_length_and_prefix() {
+        let mut long = LongLine::default();
+        let big = vec![b'x'; OVERSIZE_PREFIX_BYTES + 10];
+        assert!(long.push(&big, false).is_none());
+        let (len, prefix) = long.push(b"yy\n", true).expect("last");
+        assert_eq!(len, OVERSIZE_PREFIX_BYTES + 13);
+        assert_eq!(prefix.len(), OVERSIZE_PREFIX_BYTES);
+    }
+}

@@ -1,0 +1,294 @@
+//! One tape entry ⇄ one line of text (tape format v1, `docs/FORMAT.md`).
+//!
+//! Encoding appends `,"_meta":{…}` before the message's closing brace: the message's own
+//! bytes (key order, number spelling, escapes) are untouched. Decoding cuts the `_meta`
+//! member out again by its byte span, so the message comes back exactly, whichever tool
+//! wrote the line (mcporter writes `_meta` last too, but any position is accepted).
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// Which way an entry went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Client → server.
+    Send,
+    /// Server → client.
+    Recv,
+    /// Not a message: a transport event (`$transport/start`, `$transport/close`, …).
+    Lifecycle,
+}
+
+impl Direction {
+    /// The word used in `_meta.dir`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Send => "send",
+            Direction::Recv => "recv",
+            Direction::Lifecycle => "lifecycle",
+        }
+    }
+
+    fn parse(word: &str) -> Option<Self> {
+        match word {
+            "send" => Some(Direction::Send),
+            "recv" => Some(Direction::Recv),
+            "lifecycle" => Some(Direction::Lifecycle),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `_meta` member of an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meta {
+    /// `send`, `recv` or `lifecycle`.
+    pub dir: Direction,
+    /// The server's name.
+    pub server: String,
+    /// RFC 3339 UTC timestamp with milliseconds (absent in hand-written tapes).
+    pub ts: Option<String>,
+    /// The connection id, unique within the tape (mcptape's; absent in mcporter's tapes).
+    pub conn: Option<String>,
+    /// For the elements of a JSON-RPC batch: the batch's number within its connection.
+    pub batch: Option<u64>,
+}
+
+impl Meta {
+    /// Appends this `_meta` as a JSON object to `out`.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"dir\":\"");
+        out.extend_from_slice(self.dir.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"server\":");
+        push_json_string(out, &self.server);
+        if let Some(ts) = &self.ts {
+            out.extend_from_slice(b",\"ts\":");
+            push_json_string(out, ts);
+        }
+        if let Some(conn) = &self.conn {
+            out.extend_from_slice(b",\"conn\":");
+            push_json_string(out, conn);
+        }
+        if let Some(batch) = self.batch {
+            out.extend_from_slice(format!(",\"batch\":{batch}").as_bytes());
+        }
+        out.push(b'}');
+    }
+}
+
+fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    let quoted = serde_json::to_string(s).expect("a string always serializes");
+    out.extend_from_slice(quoted.as_bytes());
+}
+
+/// Builds the tape line (with `\n`) for a message whose text is one JSON object.
+///
+/// `message` must be a JSON object (checked by the caller with [`crate::message::shape`]);
+/// surrounding whitespace is dropped, everything between the braces is kept as it is.
+pub fn encode(message: &[u8], meta: &Meta) -> Vec<u8> {
+    let message = message.trim_ascii();
+    let body = message.strip_suffix(b"}").unwrap_or(message);
+    let mut out = Vec::with_capacity(message.len() + 96);
+    out.extend_from_slice(body);
+    let empty = body
+        .strip_prefix(b"{")
+        .unwrap_or(body)
+        .trim_ascii()
+        .is_empty();
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"_meta\":");
+    meta.write_json(&mut out);
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// Builds the line of a lifecycle entry: a `$…` notification with `params`.
+pub fn encode_lifecycle(method: &str, params: &serde_json::Value, meta: &Meta) -> Vec<u8> {
+    let message = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});
+    encode(message.to_string().as_bytes(), meta)
+}
+
+/// The parts of a decoded line.
+#[derive(Debug)]
+pub struct Decoded {
+    /// The message's exact text, `_meta` cut out.
+    pub message: String,
+    /// The parsed `_meta`.
+    pub meta: Meta,
+}
+
+#[derive(Deserialize)]
+struct MetaFields {
+    dir: String,
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    ts: Option<String>,
+    #[serde(default)]
+    conn: Option<String>,
+    #[serde(default)]
+    batch: Option<u64>,
+}
+
+/// The top-level members of an object, in order, as raw values borrowed from the line.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Reads one tape line: the message without `_meta`, and the `_meta`.
+pub fn decode(line: &str) -> Result<Decoded, String> {
+    let line = line.trim_ascii();
+    let members: Members = serde_json::from_str(line).map_err(|e| {
+        if line.starts_with('{') {
+            format!("not valid JSON ({e})")
+        } else {
+            "not a JSON object".to_owned()
+        }
+    })?;
+    let members = members.0;
+    let idx = members
+        .iter()
+        .rposition(|(k, _)| k == "_meta")
+        .ok_or("no `_meta` member")?;
+    let span = |v: &RawValue| {
+        let start = v.get().as_ptr() as usize - line.as_ptr() as usize;
+        (start, start + v.get().len())
+    };
+    let (_, meta_end) = span(members[idx].1);
+    let message = if idx > 0 {
+        let (_, prev_end) = span(members[idx - 1].1);
+        format!("{}{}", &line[..prev_end], &line[meta_end..])
+    } else if members.len() > 1 {
+        let comma = line[meta_end..]
+            .find(',')
+            .map_or(meta_end, |i| meta_end + i + 1);
+        format!("{{{}", line[comma..].trim_start())
+    } else {
+        "{}".to_owned()
+    };
+    let fields: MetaFields = serde_json::from_str(members[idx].1.get())
+        .map_err(|e| format!("`_meta` is not valid: {e}"))?;
+    let dir = Direction::parse(&fields.dir).ok_or_else(|| {
+        format!(
+            "`_meta.dir` is `{}`, not send, recv or lifecycle",
+            fields.dir
+        )
+    })?;
+    Ok(Decoded {
+        message,
+        meta: Meta {
+            dir,
+            server: fields.server.unwrap_or_default(),
+            ts: fields.ts,
+            conn: fields.conn,
+            batch: fields.batch,
+        },
+    })
+}
+
+/// Formats a time as RFC 3339 UTC with milliseconds, as `_meta.ts` wants.
+pub fn timestamp(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> Meta {
+        Meta {
+            dir: Direction::Send,
+            server: "ex\"ample".into(),
+            ts: Some("2026-11-30T04:35:01.266Z".into()),
+            conn: Some("7f3a-1".into()),
+            batch: None,
+        }
+    }
+
+    #[test]
+    fn round_trip_keeps_bytes() {
+        let raw = r#"{"z":1.0, "id":1,"method":"t","params":{"s":"caf\u00e9 \/"}}"#;
+        let line = encode(raw.as_bytes(), &meta());
+        let text = std::str::from_utf8(&line).expect("utf8");
+        assert!(text.ends_with("}\n"));
+        let d = decode(text).expect("decode");
+        assert_eq!(d.message, raw);
+        assert_eq!(d.meta, meta());
+    }
+
+    #[test]
+    fn empty_object_and_whitespace() {
+        let line = encode(b"  { }  ", &meta());
+        let d = decode(std::str::from_utf8(&line).expect("utf8")).expect("decode");
+        // An object with no members has nothing to keep but its braces.
+        assert_eq!(d.message, "{}");
+        let line = encode(b"{}", &meta());
+        assert!(line.starts_with(b"{\"_meta\":"));
+    }
+
+    #[test]
+    fn meta_anywhere_is_cut_out() {
+        let first = r#"{"_meta":{"dir":"recv","server":"s"}, "id":1,"result":{}}"#;
+        assert_eq!(
+            decode(first).expect("decode").message,
+            r#"{"id":1,"result":{}}"#
+        );
+        let middle = r#"{"id":1,"_meta":{"dir":"recv","server":"s"},"result":{}}"#;
+        assert_eq!(
+            decode(middle).expect("decode").message,
+            r#"{"id":1,"result":{}}"#
+        );
+        let only = r#"{"_meta":{"dir":"lifecycle","server":"s"}}"#;
+        assert_eq!(decode(only).expect("decode").message, "{}");
+    }
+
+    #[test]
+    fn bad_lines_say_why() {
+        assert!(decode("nope").expect_err("must fail").contains("not a JSON object"));
+        assert!(decode(r#"{"id":1"#).expect_err("must fail").contains("not valid JSON"));
+        assert!(decode(r#"{"id":1}"#).expect_err("must fail").contains("no `_meta`"));
+        let bad_dir = r#"{"id":1,"_meta":{"dir":"sideways","server":"s"}}"#;
+        assert!(decode(bad_dir).expect_err("must fail").contains("sideways"));
+    }
+
+    #[test]
+    fn lifecycle_is_a_dollar_notification() {
+        let mut m = meta();
+        m.dir = Direction::Lifecycle;
+        let line = encode_lifecycle("$transport/close", &serde_json::json!({"exitCode": 0}), &m);
+        let d = decode(std::str::from_utf8(&line).expect("utf8")).expect("decode");
+        assert_eq!(
+            d.message,
+            r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":0}}"#
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! Session names ⇄ tape paths, and the file-system rules for tapes.
+//!
+//! A SESSION argument that contains `/` or ends in `.ndjson` is a path; anything else is
+//! a name, checked so that it cannot leave `$MCPTAPE_HOME/recordings` (no separators, no
+//! `..`, not empty, no control characters, not hidden). The recordings directory is made
+//! 0700 and tapes 0600, also when they existed before; a directory the user names in a
+//! path is created if missing (0700) but otherwise left as it is.
+
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::TapeError;
+
+/// Where tapes live when `MCPTAPE_HOME` is not set: `~/.mcptape`.
+const DEFAULT_HOME_DIR: &str = ".mcptape";
+/// The subdirectory of the home that holds named tapes.
+const RECORDINGS_DIR: &str = "recordings";
+/// The extension of every tape.
+pub const EXTENSION: &str = "ndjson";
+
+/// The mcptape home: `MCPTAPE_HOME`, else `~/.mcptape`.
+pub fn home(mcptape_home: Option<&str>) -> Result<PathBuf, TapeError> {
+    match mcptape_home.filter(|h| !h.is_empty()) {
+        Some(h) => Ok(PathBuf::from(h)),
+        None => dirs::home_dir()
+            .map(|h| h.join(DEFAULT_HOME_DIR))
+            .ok_or(TapeError::NoHome),
+    }
+}
+
+/// The directory of named tapes.
+pub fn recordings_dir(home: &Path) -> PathBuf {
+    home.join(RECORDINGS_DIR)
+}
+
+/// True when a SESSION argument is a path rather than a name.
+pub fn is_path(arg: &str) -> bool {
+    arg.contains('/') || arg.ends_with(&format!(".{EXTENSION}"))
+}
+
+/// Checks a session name (not a path).
+pub fn check_name(name: &str) -> Result<(), TapeError> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.contains('\\') {
+        Some("it contains a path separator")
+    } else if name.contains("..") {
+        Some("it contains `..`")
+    } else if name.starts_with('.') {
+        Some("it starts with `.`")
+    } else if name.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(TapeError::InvalidName {
+            name: name.escape_debug().to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Resolves a SESSION argument to an absolute tape path.
+///
+/// `home` is the mcptape home; `cwd` the directory a relative path is relative to.
+pub fn resolve(arg: &str, home: &Path, cwd: &Path) -> Result<PathBuf, TapeError> {
+    if is_path(arg) {
+        let path = Path::new(arg);
+        return Ok(if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            cwd.join(path)
+        });
+    }
+    check_name(arg)?;
+    let dir = recordings_dir(home);
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        cwd.join(dir)
+    };
+    Ok(dir.join(format!("{arg}.{EXTENSION}")))
+}
+
+/// The path a previous tape is kept at: `x.ndjson` → `x.prev.ndjson`.
+pub fn prev_path(tape: &Path) -> PathBuf {
+    let name = tape
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(&format!(".{EXTENSION}")).unwrap_or(&name);
+    tape.with_file_name(format!("{stem}.prev.{EXTENSION}"))
+}
+
+/// Makes sure the directory of a tape exists; new directories are 0700.
+pub fn ensure_dir(tape: &Path) -> Result<(), TapeError> {
+    let Some(dir) = tape.parent() else {
+        return Ok(());
+    };
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let dir_err = |source| TapeError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    if !dir.is_dir() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(dir_err)?;
+    }
+    // Our own recordings directory is private even if someone loosened it.
+    if dir.file_name().is_some_and(|n| n == RECORDINGS_DIR) {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(dir_err)?;
+    }
+    Ok(())
+}
+
+/// Starts a fresh tape for `record`: keeps the previous one as `.prev`, creates an empty
+/// 0600 file, and proves the directory is writable before anything runs.
+pub fn start_fresh(tape: &Path) -> Result<(), TapeError> {
+    ensure_dir(tape)?;
+    let open_err = |source| TapeError::Open {
+        path: tape.to_path_buf(),
+        source,
+    };
+    match fs::metadata(tape) {
+        Ok(m) if m.is_file() && m.len() > 0 => {
+            fs::rename(tape, prev_path(tape)).map_err(open_err)?;
+        }
+        _ => {}
+    }
+    let writer = crate::tape::TapeWriter::open(tape)?;
+    drop(writer);
+    Ok(())
+}
+
+/// One tape in the recordings directory.
+#[derive(Debug)]
+pub struct Listed {
+    /// The session name.
+    pub name: String,
+    /// The tape's path.
+    pub path: PathBuf,
+}
+
+/// The tapes in the recordings directory, sorted by name.
+pub fn list(home: &Path) -> Result<Vec<Listed>, TapeError> {
+    let dir = recordings_dir(home);
+    let read = match fs::read_dir(&dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(TapeError::Dir { path: dir, source }),
+    };
+    let mut out = Vec::new();
+    for item in read {
+        let item = item.map_err(|source| TapeError::Dir {
+            path: dir.clone(),
+            source,
+        })?;
+        let name = item.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(&format!(".{EXTENSION}")) {
+            out.push(Listed {
+                name: stem.to_owned(),
+                path: item.path(),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_paths() {
+        let home = Path::new("/h");
+        let cwd = Path::new("/w");
+        assert_eq!(
+            resolve("demo", home, cwd).expect("name"),
+            PathBuf::from("/h/recordings/demo.ndjson")
+        );
+        assert_eq!(
+            resolve("fixtures/a", home, cwd).expect("path"),
+            PathBuf::from("/w/fixtures/a")
+        );
+        assert_eq!(
+            resolve("x.ndjson", home, cwd).expect("path"),
+            PathBuf::from("/w/x.ndjson")
+        );
+        assert_eq!(
+            resolve("../x", home, cwd).expect("path"),
+            PathBuf::from("/w/../x")
+        );
+    }
+
+    #[test]
+    fn hostile_names_are_refused() {
+        for bad in ["", "..", "a..b", "a\\b", ".hidden", "a\nb", "\u{1b}[31m"] {
+            let err = resolve(bad, Path::new("/h"), Path::new("/w")).expect_err(bad);
+            assert!(err.to_string().contains("invalid session name"), "{err}");
+        }
+    }
+
+    #[test]
+    fn prev_names() {
+        assert_eq!(
+            prev_path(Path::new("/a/s.ndjson")),
+            PathBuf::from("/a/s.prev.ndjson")
+        );
+        assert_eq!(
+            prev_path(Path::new("/a/tape")),
+            PathBuf::from("/a/tape.prev.ndjson")
+        );
+    }
+}

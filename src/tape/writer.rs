@@ -1,0 +1,101 @@
+//! Appending entries to a tape that other processes may be appending to at the same time.
+//!
+//! Every line is written with one `write` on an `O_APPEND` descriptor while holding an
+//! exclusive advisory lock (`flock`) on the file: the proxies of many servers can share
+//! one tape and their lines never interleave. The tape is 0600, also when it existed.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::TapeError;
+
+/// An open tape, appended to line by line.
+#[derive(Debug)]
+pub struct TapeWriter {
+    file: File,
+    path: PathBuf,
+}
+
+impl TapeWriter {
+    /// Opens (creating if needed) a tape for appending; its directory must exist.
+    pub fn open(path: &Path) -> Result<Self, TapeError> {
+        let open_err = |source| TapeError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(open_err)?;
+        let meta = file.metadata().map_err(open_err)?;
+        // Only regular files get their mode fixed: a tape path may name a device
+        // (`/dev/full` in tests), whose permissions are not ours to change.
+        if meta.is_file() && meta.permissions().mode() & 0o777 != 0o600 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(open_err)?;
+        }
+        Ok(TapeWriter {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The tape's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one whole line (which must end in `\n`) under the tape's lock.
+    pub fn append(&mut self, line: &[u8]) -> Result<(), TapeError> {
+        let write_err = |source| TapeError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        self.file.lock().map_err(write_err)?;
+        let written = self.file.write_all(line);
+        let unlocked = self.file.unlock();
+        written.map_err(write_err)?;
+        unlocked.map_err(write_err)
+    }
+
+    /// Asks the OS to put what was written on disk (at the end of a connection).
+    pub fn sync(&self) -> Result<(), TapeError> {
+        match self.file.sync_data() {
+            // Devices and pipes cannot be synced; that is not a lost entry.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+            other => other.map_err(|source| TapeError::Write {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_private_and_tightens_existing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson");
+        std::fs::write(&path, "").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let mut w = TapeWriter::open(&path).expect("open");
+        w.append(b"{}\n").expect("append");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(std::fs::read(&path).expect("read"), b"{}\n");
+    }
+
+    #[test]
+    fn full_disk_is_an_error_naming_the_tape() {
+        let mut w = TapeWriter::open(Path::new("/dev/full")).expect("open /dev/full");
+        let err = w.append(b"{}\n").expect_err("disk full");
+        assert!(err.to_string().contains("/dev/full"), "{err}");
+    }
+}
