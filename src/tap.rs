@@ -141,9 +141,10 @@ pub struct LongLine {
 }
 
 impl LongLine {
-    /// Adds a forwarded piece; returns `(length, prefix)` when it was the last one.
+    /// Adds a forwarded piece; returns `(length, prefix)` when it was the last one. The
+    /// length is the line's, without its `\n`.
     pub fn push(&mut self, piece: &[u8], last: bool) -> Option<(usize, Vec<u8>)> {
-        self.len += piece.len();
+        self.len += piece.len() - usize::from(last && piece.ends_with(b"\n"));
         let room = OVERSIZE_PREFIX_BYTES.saturating_sub(self.prefix.len());
         self.prefix
             .extend_from_slice(&piece[..room.min(piece.len())]);
@@ -310,7 +311,7 @@ mod tests {
         let big = vec![b'x'; OVERSIZE_PREFIX_BYTES + 10];
         assert!(long.push(&big, false).is_none());
         let (len, prefix) = long.push(b"yy\n", true).expect("last");
-        assert_eq!(len, OVERSIZE_PREFIX_BYTES + 13);
+        assert_eq!(len, OVERSIZE_PREFIX_BYTES + 12);
         assert_eq!(prefix.len(), OVERSIZE_PREFIX_BYTES);
     }
 }

@@ -104,13 +104,15 @@ fn compact(v: &Value) -> String {
 
 /// The readable trace of every connection.
 pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String {
-    let mut out = format!(
-        "tape {} · {} connection{} · {} entries\n",
+    let mut out = String::new();
+    let header = format!(
+        "tape {} · {} connection{} · {} entries",
         tape.path.display(),
         conns.len(),
         if conns.len() == 1 { "" } else { "s" },
         tape.entries.len()
     );
+    push(&mut out, width, &header);
     for conn in conns {
         let entries: Vec<&Entry> = conn.entries.iter().map(|&i| &tape.entries[i]).collect();
         let start = entries.iter().find_map(|e| ts(e));
@@ -210,5 +212,5 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
         }
         (_, Kind::Other) => e.message.text().to_owned(),
     };
-    format!("{arrow} {body}{batch}")
+    format!("{arrow} {} {batch}", body.trim_end()).trim_end().to_owned()
 }

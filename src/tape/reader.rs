@@ -60,6 +60,15 @@ pub struct Tape {
 impl Tape {
     /// Reads and parses a whole tape.
     pub fn load(path: &Path) -> Result<Tape, TapeError> {
+        // A device (`/dev/full`, `/dev/zero`) can read forever: only files are tapes.
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(TapeError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+            });
+        }
         let bytes = std::fs::read(path).map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => TapeError::Missing {
                 path: path.to_path_buf(),

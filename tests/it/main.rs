@@ -1,0 +1,8 @@
+//! mcptape's integration tests: real processes over real pipes, the bundled example
+//! server, and real peers (the official Python and TypeScript SDK clients, the reference
+//! server-everything, mcporter's tapes). Run `tests/peers/install` first.
+
+mod bad_input;
+mod record;
+mod support;
+mod tapes;
