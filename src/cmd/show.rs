@@ -212,5 +212,7 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
         }
         (_, Kind::Other) => e.message.text().to_owned(),
     };
-    format!("{arrow} {} {batch}", body.trim_end()).trim_end().to_owned()
+    format!("{arrow} {} {batch}", body.trim_end())
+        .trim_end()
+        .to_owned()
 }

@@ -273,9 +273,21 @@ mod tests {
 
     #[test]
     fn bad_lines_say_why() {
-        assert!(decode("nope").expect_err("must fail").contains("not a JSON object"));
-        assert!(decode(r#"{"id":1"#).expect_err("must fail").contains("not valid JSON"));
-        assert!(decode(r#"{"id":1}"#).expect_err("must fail").contains("no `_meta`"));
+        assert!(
+            decode("nope")
+                .expect_err("must fail")
+                .contains("not a JSON object")
+        );
+        assert!(
+            decode(r#"{"id":1"#)
+                .expect_err("must fail")
+                .contains("not valid JSON")
+        );
+        assert!(
+            decode(r#"{"id":1}"#)
+                .expect_err("must fail")
+                .contains("no `_meta`")
+        );
         let bad_dir = r#"{"id":1,"_meta":{"dir":"sideways","server":"s"}}"#;
         assert!(decode(bad_dir).expect_err("must fail").contains("sideways"));
     }

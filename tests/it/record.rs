@@ -33,18 +33,32 @@ fn wire_lines(path: &Path) -> Vec<String> {
 
 /// Records `client SCENARIO -- mcptape proxy -- <teed server>` and checks the tape
 /// against the wire, message for message and byte for byte.
-fn record_and_compare(client: &[String], scenario: &str, server_name: &str, server: &[String]) -> (Env, Vec<Value>) {
+fn record_and_compare(
+    client: &[String],
+    scenario: &str,
+    server_name: &str,
+    server: &[String],
+) -> (Env, Vec<Value>) {
     let env = Env::new();
     let mut cmd = env.mcptape(["record", "s", "--"]);
     cmd.args(client).args([scenario, "--"]);
-    cmd.arg(bin()).args(["proxy", "--server", server_name, "--"]).args(teed(&env, server));
+    cmd.arg(bin())
+        .args(["proxy", "--server", server_name, "--"])
+        .args(teed(&env, server));
     let out = run(&mut cmd);
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(r#"{"step": "closed"}"#) || stdout.contains(r#"{"step":"closed"}"#), "{}", text(&out));
+    assert!(
+        stdout.contains(r#"{"step": "closed"}"#) || stdout.contains(r#"{"step":"closed"}"#),
+        "{}",
+        text(&out)
+    );
     // The SDK clients scrub their servers' environment: the mode came from an ancestor.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("from the environment of ancestor"), "{stderr}");
+    assert!(
+        stderr.contains("from the environment of ancestor"),
+        "{stderr}"
+    );
 
     let tape = env.tape("s");
     let sent = tape_messages(&tape, "send");
@@ -57,8 +71,10 @@ fn record_and_compare(client: &[String], scenario: &str, server_name: &str, serv
     assert_eq!(close.len(), 1);
     assert_eq!(close[0]["params"]["exitCode"], 0, "{}", close[0]);
     assert!(entries.iter().all(|e| e["_meta"]["server"] == server_name));
-    let conns: std::collections::BTreeSet<&str> =
-        entries.iter().filter_map(|e| e["_meta"]["conn"].as_str()).collect();
+    let conns: std::collections::BTreeSet<&str> = entries
+        .iter()
+        .filter_map(|e| e["_meta"]["conn"].as_str())
+        .collect();
     assert_eq!(conns.len(), 1);
     (env, entries)
 }
@@ -76,10 +92,21 @@ fn python_sdk_client_and_example_server_recorded_byte_exact() {
     let client = vec![python(), peer("py_client.py")];
     let (env, entries) = record_and_compare(&client, "example", "example", &[example_server()]);
     let sent = methods(&entries, "send");
-    for m in ["initialize", "notifications/initialized", "tools/list", "tools/call"] {
+    for m in [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "tools/call",
+    ] {
         assert!(sent.iter().any(|s| s == m), "{m} missing from {sent:?}");
     }
-    assert_eq!(methods(&entries, "recv").iter().filter(|m| *m == "notifications/progress").count(), 3);
+    assert_eq!(
+        methods(&entries, "recv")
+            .iter()
+            .filter(|m| *m == "notifications/progress")
+            .count(),
+        3
+    );
     // The hand-written answer of `exact` is in the tape as the server spelled it.
     let recv = tape_messages(&env.tape("s"), "recv");
     assert!(
@@ -87,29 +114,50 @@ fn python_sdk_client_and_example_server_recorded_byte_exact() {
         "{recv:#?}"
     );
     // Private by default.
-    let dir_mode = std::fs::metadata(env.mcptape_home().join("recordings")).expect("dir").permissions().mode();
-    let tape_mode = std::fs::metadata(env.tape("s")).expect("tape").permissions().mode();
+    let dir_mode = std::fs::metadata(env.mcptape_home().join("recordings"))
+        .expect("dir")
+        .permissions()
+        .mode();
+    let tape_mode = std::fs::metadata(env.tape("s"))
+        .expect("tape")
+        .permissions()
+        .mode();
     assert_eq!((dir_mode & 0o777, tape_mode & 0o777), (0o700, 0o600));
 }
 
 #[test]
 fn python_sdk_client_and_server_everything_recorded_byte_exact() {
     let client = vec![python(), peer("py_client.py")];
-    let (_env, entries) = record_and_compare(&client, "everything", "everything", &everything_server());
+    let (_env, entries) =
+        record_and_compare(&client, "everything", "everything", &everything_server());
     let sent = methods(&entries, "send");
-    for m in ["initialize", "tools/list", "tools/call", "resources/list", "prompts/list"] {
+    for m in [
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "prompts/list",
+    ] {
         assert!(sent.iter().any(|s| s == m), "{m} missing from {sent:?}");
     }
     // server-everything announces list changes on its own: recorded in order too.
-    assert!(methods(&entries, "recv").iter().any(|m| m.starts_with("notifications/")));
+    assert!(
+        methods(&entries, "recv")
+            .iter()
+            .any(|m| m.starts_with("notifications/"))
+    );
 }
 
 #[test]
 fn typescript_sdk_client_and_server_everything_recorded_byte_exact() {
     let client = vec!["node".to_string(), peer("ts_client.mjs")];
-    let (_env, entries) = record_and_compare(&client, "everything", "everything", &everything_server());
+    let (_env, entries) =
+        record_and_compare(&client, "everything", "everything", &everything_server());
     // The TypeScript SDK writes `method` before `jsonrpc`; the tape keeps that order.
-    let init = entries.iter().find(|e| e["method"] == "initialize").expect("initialize");
+    let init = entries
+        .iter()
+        .find(|e| e["method"] == "initialize")
+        .expect("initialize");
     let first_key = init.as_object().expect("object").keys().next().cloned();
     assert_eq!(first_key.as_deref(), Some("method"));
 }
@@ -141,7 +189,10 @@ fn raw_bytes_pass_unchanged_both_ways_and_into_the_tape() {
     assert!(p.wait().success());
     let wire = std::fs::read_to_string(env.path("wire-in.log")).expect("wire");
     assert_eq!(wire, format!("{INIT}\n{odd}\r\n"));
-    assert_eq!(tape_messages(&tape, "send"), vec![INIT.to_string(), odd.to_string()]);
+    assert_eq!(
+        tape_messages(&tape, "send"),
+        vec![INIT.to_string(), odd.to_string()]
+    );
 }
 
 #[test]
@@ -152,18 +203,30 @@ fn a_batch_line_is_forwarded_whole_and_recorded_element_by_element() {
     let batch = r#"[{"jsonrpc":"2.0","id":7,"method":"ping"}, {"jsonrpc":"2.0","method":"notifications/x"}]"#;
     p.send(batch);
     let answer = p.recv();
-    assert_eq!(answer["error"]["code"], -32600, "the example server refuses batches: {answer}");
+    assert_eq!(
+        answer["error"]["code"], -32600,
+        "the example server refuses batches: {answer}"
+    );
     p.close_stdin();
     assert!(p.wait().success());
-    assert_eq!(std::fs::read_to_string(env.path("wire-in.log")).expect("wire"), format!("{batch}\n"));
+    assert_eq!(
+        std::fs::read_to_string(env.path("wire-in.log")).expect("wire"),
+        format!("{batch}\n")
+    );
     let entries = tape_entries(&tape);
-    let batched: Vec<&Value> = entries.iter().filter(|e| e["_meta"]["batch"] == 1).collect();
+    let batched: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["_meta"]["batch"] == 1)
+        .collect();
     assert_eq!(batched.len(), 2);
     assert_eq!(batched[0]["method"], "ping");
     assert_eq!(batched[1]["method"], "notifications/x");
     assert_eq!(
         tape_messages(&tape, "send"),
-        vec![r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, r#"{"jsonrpc":"2.0","method":"notifications/x"}"#]
+        vec![
+            r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/x"}"#
+        ]
     );
 }
 
@@ -173,7 +236,9 @@ fn eight_proxies_share_one_tape_without_interleaving() {
     const CALLS: usize = 40;
     let env = Env::new();
     let tape = env.path("shared.ndjson");
-    let mut procs: Vec<Proc> = (0..PROXIES).map(|_| proxy(&env, &tape, &[example_server()])).collect();
+    let mut procs: Vec<Proc> = (0..PROXIES)
+        .map(|_| proxy(&env, &tape, &[example_server()]))
+        .collect();
     // Every proxy gets its whole load at once, so that their writes race.
     for p in procs.iter_mut() {
         let mut load = format!("{INIT}\n");
@@ -203,7 +268,10 @@ fn eight_proxies_share_one_tape_without_interleaving() {
         // start, then initialize and its answer, the calls in order, then close.
         assert_eq!(entries.len(), 2 + 2 * (CALLS + 1), "{}", conn.id);
         assert_eq!(entries[0].lifecycle_event(), Some("$transport/start"));
-        assert_eq!(entries.last().and_then(|e| e.lifecycle_event()), Some("$transport/close"));
+        assert_eq!(
+            entries.last().and_then(|e| e.lifecycle_event()),
+            Some("$transport/close")
+        );
         let ids = |dir: &str| -> Vec<String> {
             entries
                 .iter()
@@ -221,24 +289,42 @@ fn eight_proxies_share_one_tape_without_interleaving() {
 fn one_record_run_keeps_every_connection_and_the_previous_tape() {
     let env = Env::new();
     let client = format!("{} {} echo --message", python(), peer("py_client.py"));
-    let proxy = format!("{} proxy --server example -- {}", bin().display(), example_server());
+    let proxy = format!(
+        "{} proxy --server example -- {}",
+        bin().display(),
+        example_server()
+    );
     let script = format!("{client} one -- {proxy} && {client} two -- {proxy}");
     let out = run(&mut env.mcptape(["record", "s", "--", "sh", "-c", &script]));
     assert!(out.status.success(), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("in 2 connections of example"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("in 2 connections of example"),
+        "{}",
+        text(&out)
+    );
     let first = std::fs::read(env.tape("s")).expect("tape");
     let loaded = mcptape::tape::Tape::load(&env.tape("s")).expect("load");
     assert_eq!(loaded.connections().len(), 2);
 
     // Recording the session again keeps the first tape as .prev.
     std::fs::set_permissions(env.tape("s"), std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    let out = run(&mut env.mcptape(["record", "s", "--", "sh", "-c", &format!("{client} three -- {proxy}")]));
+    let out = run(&mut env.mcptape([
+        "record",
+        "s",
+        "--",
+        "sh",
+        "-c",
+        &format!("{client} three -- {proxy}"),
+    ]));
     assert!(out.status.success(), "{}", text(&out));
     let prev = env.mcptape_home().join("recordings/s.prev.ndjson");
     assert_eq!(std::fs::read(prev).expect("prev"), first);
     let again = mcptape::tape::Tape::load(&env.tape("s")).expect("load");
     assert_eq!(again.connections().len(), 1);
-    let mode = std::fs::metadata(env.tape("s")).expect("tape").permissions().mode();
+    let mode = std::fs::metadata(env.tape("s"))
+        .expect("tape")
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600);
 }
 
@@ -249,7 +335,10 @@ fn record_without_a_command_prints_exports_that_work_by_hand() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let tape = env.tape("byhand");
-    assert!(stdout.contains(&format!("export MCPTAPE_RECORD='{}'", tape.display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("export MCPTAPE_RECORD='{}'", tape.display())),
+        "{stdout}"
+    );
     assert!(stdout.contains("unset MCPTAPE_REPLAY"), "{stdout}");
 
     // MCPTAPE_RECORD=<name> in a proxy's own environment records there.
@@ -267,13 +356,38 @@ fn record_without_a_command_prints_exports_that_work_by_hand() {
 #[test]
 fn record_server_filter_leaves_other_servers_live_and_unrecorded() {
     let env = Env::new();
-    let proxy = [bin().to_string_lossy().into_owned(), "proxy".into(), "--server".into(), "example".into(), "--".into(), example_server()];
-    let mut cmd = env.mcptape(["record", "s", "--server", "other", "--", &python(), &peer("py_client.py"), "echo", "--"]);
+    let proxy = [
+        bin().to_string_lossy().into_owned(),
+        "proxy".into(),
+        "--server".into(),
+        "example".into(),
+        "--".into(),
+        example_server(),
+    ];
+    let mut cmd = env.mcptape([
+        "record",
+        "s",
+        "--server",
+        "other",
+        "--",
+        &python(),
+        &peer("py_client.py"),
+        "echo",
+        "--",
+    ]);
     cmd.args(proxy);
     let out = run(&mut cmd);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Echo: hi"), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was recorded"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Echo: hi"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing was recorded"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(std::fs::read(env.tape("s")).expect("tape").len(), 0);
 }
 
@@ -286,5 +400,8 @@ fn without_a_mode_the_proxy_is_a_silent_passthrough() {
     p.close_stdin();
     assert!(p.wait().success());
     assert!(!p.stderr().contains("recording"));
-    assert!(!env.mcptape_home().exists(), "a passthrough proxy wrote something");
+    assert!(
+        !env.mcptape_home().exists(),
+        "a passthrough proxy wrote something"
+    );
 }

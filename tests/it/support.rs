@@ -23,7 +23,11 @@ pub fn example_server() -> String {
         .parent()
         .expect("target dir")
         .join("examples/example-server");
-    assert!(path.exists(), "{} is missing: run `cargo test`, which builds examples", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo test`, which builds examples",
+        path.display()
+    );
     path.to_string_lossy().into_owned()
 }
 
@@ -33,21 +37,38 @@ fn root() -> PathBuf {
 
 /// A file of tests/peers.
 pub fn peer(name: &str) -> String {
-    root().join("tests/peers").join(name).to_string_lossy().into_owned()
+    root()
+        .join("tests/peers")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The Python of the checkout's venv, which has the official `mcp` SDK.
 pub fn python() -> String {
     let py = root().join(".venv/bin/python");
-    assert!(py.exists(), "{} is missing: run tests/peers/install first (the README's test command does)", py.display());
+    assert!(
+        py.exists(),
+        "{} is missing: run tests/peers/install first (the README's test command does)",
+        py.display()
+    );
     py.to_string_lossy().into_owned()
 }
 
 /// The command line that starts @modelcontextprotocol/server-everything over stdio.
 pub fn everything_server() -> Vec<String> {
-    let entry = root().join("tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(entry.exists(), "{} is missing: run tests/peers/install first", entry.display());
-    vec!["node".into(), entry.to_string_lossy().into_owned(), "stdio".into()]
+    let entry = root()
+        .join("tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "{} is missing: run tests/peers/install first",
+        entry.display()
+    );
+    vec![
+        "node".into(),
+        entry.to_string_lossy().into_owned(),
+        "stdio".into(),
+    ]
 }
 
 /// The directory of mcporter's sample tapes.
@@ -68,7 +89,9 @@ pub struct Env {
 
 impl Env {
     pub fn new() -> Env {
-        Env { dir: tempfile::tempdir().expect("tempdir") }
+        Env {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     /// `$MCPTAPE_HOME`.
@@ -78,7 +101,9 @@ impl Env {
 
     /// The tape of a session name.
     pub fn tape(&self, session: &str) -> PathBuf {
-        self.mcptape_home().join("recordings").join(format!("{session}.ndjson"))
+        self.mcptape_home()
+            .join("recordings")
+            .join(format!("{session}.ndjson"))
     }
 
     /// A path inside the temp dir.
@@ -183,7 +208,12 @@ impl Proc {
                 }
             }
         });
-        Proc { stdin: child.stdin.take(), child, lines: rx, stderr: erx }
+        Proc {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            stderr: erx,
+        }
     }
 
     /// Writes raw bytes to the process's stdin.
@@ -210,7 +240,8 @@ impl Proc {
     /// The next stdout line parsed as JSON.
     pub fn recv(&self) -> Value {
         let line = self.recv_raw().expect("a line before EOF");
-        serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&line)))
+        serde_json::from_slice(&line)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&line)))
     }
 
     /// Closes stdin (the MCP way for a client to end a stdio session).
@@ -260,9 +291,12 @@ pub fn wait_child(child: &mut Child) -> ExitStatus {
 
 /// The lines of a tape, parsed.
 pub fn tape_entries(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("tape line is not JSON ({e}): {l}")))
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("tape line is not JSON ({e}): {l}"))
+        })
         .collect()
 }
 
@@ -288,7 +322,12 @@ pub fn lifecycle<'a>(entries: &'a [Value], method: &str) -> Vec<&'a Value> {
 /// True while a process with this pid exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit(')').next().and_then(|s| s.split_whitespace().next()) != Some("Z"),
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                != Some("Z")
+        }
         Err(_) => false,
     }
 }

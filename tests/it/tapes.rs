@@ -21,7 +21,11 @@ fn mcporter_sample_tapes_load_with_their_connections() {
         let conns = tape.connections();
         assert_eq!(conns.len(), 1, "{}", path.display());
         assert_eq!(conns[0].server, "everything");
-        let methods: Vec<&str> = tape.entries.iter().filter_map(|e| e.message.method()).collect();
+        let methods: Vec<&str> = tape
+            .entries
+            .iter()
+            .filter_map(|e| e.message.method())
+            .collect();
         assert_eq!(methods.first(), Some(&"$transport/start"));
         assert_eq!(methods.last(), Some(&"$transport/close"));
         assert!(methods.contains(&"tools/call"));
@@ -29,7 +33,11 @@ fn mcporter_sample_tapes_load_with_their_connections() {
         let raw = std::fs::read_to_string(&path).expect("read");
         for (entry, line) in tape.entries.iter().zip(raw.lines()) {
             let text = entry.message.text();
-            assert!(line.starts_with(text.trim_end_matches('}')), "line {}", entry.line);
+            assert!(
+                line.starts_with(text.trim_end_matches('}')),
+                "line {}",
+                entry.line
+            );
             assert!(!text.contains("\"_meta\":{\"dir\""), "line {}", entry.line);
         }
     }
@@ -43,12 +51,17 @@ fn example_recordings_load_and_hold_both_directions() {
         let tape = Tape::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(tape.entries.iter().any(|e| e.meta.dir.as_str() == "send"));
         assert!(tape.entries.iter().any(|e| e.meta.dir.as_str() == "recv"));
-        assert!(tape.entries.iter().all(|e| e.meta.conn.is_some()), "{name} was written by mcptape");
+        assert!(
+            tape.entries.iter().all(|e| e.meta.conn.is_some()),
+            "{name} was written by mcptape"
+        );
     }
 }
 
 fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
         std::fs::write(&path, actual).expect("write golden");
@@ -63,20 +76,24 @@ fn golden(name: &str, actual: &str) {
 fn show_prints_a_readable_trace() {
     let env = Env::new();
     let sample = samples().join("mcporter-0.13.7-everything-echo.ndjson");
-    let out = run(&mut env.mcptape(["show", "--full"]).arg(&sample));
+    let out = run(env.mcptape(["show", "--full"]).arg(&sample));
     assert!(out.status.success(), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout).replace(&sample.display().to_string(), "SAMPLE");
+    let stdout =
+        String::from_utf8_lossy(&out.stdout).replace(&sample.display().to_string(), "SAMPLE");
     golden("show-mcporter-0.13.7.txt", &stdout);
 
     // Truncated to the width, one line per entry.
-    let out = run(&mut env.mcptape(["show"]).arg(&sample).env("COLUMNS", "60"));
+    let out = run(env.mcptape(["show"]).arg(&sample).env("COLUMNS", "60"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.lines().all(|l| l.chars().count() <= 60), "{stdout}");
     assert_eq!(stdout.lines().count(), 2 + 12);
 
-    let out = run(&mut env.mcptape(["show", "--json"]).arg(&sample));
+    let out = run(env.mcptape(["show", "--json"]).arg(&sample));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(doc["connections"][0]["entries"][1]["message"]["method"], "server/discover");
+    assert_eq!(
+        doc["connections"][0]["entries"][1]["message"]["method"],
+        "server/discover"
+    );
 }
 
 #[test]
@@ -84,14 +101,26 @@ fn list_shows_sessions_with_their_servers() {
     let env = Env::new();
     let dir = env.mcptape_home().join("recordings");
     std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::copy(recordings_example().join("example.ndjson"), dir.join("ex.ndjson")).expect("copy");
+    std::fs::copy(
+        recordings_example().join("example.ndjson"),
+        dir.join("ex.ndjson"),
+    )
+    .expect("copy");
     std::fs::write(dir.join("broken.ndjson"), "nope\nnope\n").expect("write");
     let out = run(&mut env.mcptape(["list"]));
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let ex = stdout.lines().find(|l| l.starts_with("ex ")).expect("ex listed");
+    let ex = stdout
+        .lines()
+        .find(|l| l.starts_with("ex "))
+        .expect("ex listed");
     assert!(ex.ends_with(" example"), "{stdout}");
-    assert!(stdout.lines().any(|l| l.starts_with("broken ") && l.contains("unreadable")), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("broken ") && l.contains("unreadable")),
+        "{stdout}"
+    );
     let out = run(&mut env.mcptape(["list", "--json"]));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(rows[1]["connections"], 1);
