@@ -10,14 +10,19 @@ Environment:
   MCPTAPE_HOME     where named tapes live: $MCPTAPE_HOME/recordings/<session>.ndjson
                    (default ~/.mcptape)
   MCPTAPE_RECORD   a session name or tape path: every `mcptape proxy` records into it
+  MCPTAPE_REPLAY   a session name or tape path: every `mcptape proxy` answers from it
+  MCPTAPE_IGNORE, MCPTAPE_STRICT_INITIALIZE, MCPTAPE_UNORDERED, MCPTAPE_PACE
+                   replay's --ignore (comma-separated), --strict-initialize, --unordered,
+                   --pace (`1`), set by `mcptape replay`
   MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
-  MCPTAPE_REPORT   a directory where proxies leave reports for their `record` parent
-A proxy whose own environment has no MCPTAPE_RECORD takes it from its nearest ancestor
-process that has one (Linux), so clients that scrub their servers' environment still record.
+  MCPTAPE_REPORT   a directory where proxies leave reports for their record/replay parent
+A proxy whose own environment has neither MCPTAPE_RECORD nor MCPTAPE_REPLAY takes them
+from its nearest ancestor process that has one (Linux), so clients that scrub their
+servers' environment still record and replay.
 
 Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N);
-2 usage or configuration error; 3 a recording could not be written whole;
-126/127 the command could not be executed / was not found.";
+2 usage or configuration error; 3 replay diverged or a recording could not be written
+whole; 126/127 the command could not be executed / was not found.";
 
 /// Record and replay the JSON-RPC traffic between MCP clients and servers.
 #[derive(Debug, Parser)]
@@ -33,7 +38,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a command with recording on: every `mcptape proxy` under it writes to the tape.
     Record(Record),
-    /// Stand between a client (stdin/stdout) and a stdio server, recording when asked.
+    /// Run a command with replay on: every `mcptape proxy` under it answers from the tape.
+    Replay(Replay),
+    /// Stand between a client (stdin/stdout) and a stdio server, recording or replaying when asked.
     Proxy(Proxy),
     /// Print a tape as a readable trace, one connection after another.
     Show(Show),
@@ -67,12 +74,55 @@ pub struct Proxy {
     /// Record into this session or tape path, whatever the environment says.
     #[arg(long, value_name = "SESSION")]
     pub record: Option<String>,
+    /// Replay this session or tape path: answer from the tape, start no server.
+    #[arg(long, value_name = "SESSION")]
+    pub replay: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub matching: Matching,
     /// Lines longer than this are forwarded as they stream and recorded as their length
     /// and a prefix (a `$transport/oversize` entry).
     #[arg(long, value_name = "BYTES", env = "MCPTAPE_MAX_LINE_BYTES", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
     /// The server command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// How replay matches the client's messages against the tape.
+#[derive(Debug, Args, Default)]
+pub struct Matching {
+    /// Leave this path out when matching (dot path from the message root; `*` one key or
+    /// index, `**` any depth: `params.arguments.requestId`, `**.timestamp`). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub ignore: Vec<String>,
+    /// Match `initialize` (and `server/discover`) on params too, not on method alone.
+    #[arg(long)]
+    pub strict_initialize: bool,
+    /// Match any pending request of the current burst, for clients that send
+    /// concurrent requests in varying order.
+    #[arg(long)]
+    pub unordered: bool,
+    /// Keep the recorded delays between the server's messages.
+    #[arg(long)]
+    pub pace: bool,
+}
+
+/// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`
+#[derive(Debug, Args)]
+#[command(after_help = ENV_HELP)]
+pub struct Replay {
+    /// Session name or tape path to answer from.
+    pub session: String,
+    /// Replay only these servers (repeatable); the others run live.
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub matching: Matching,
+    /// The command to run with MCPTAPE_REPLAY set. Without one, prints the variables to
+    /// export in another shell.
+    #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// What kind of JSON-RPC message a line holds.
@@ -153,8 +154,93 @@ impl Message {
     }
 }
 
+/// The members of a JSON object, in order, each value borrowed raw from `text`.
+pub fn members(text: &str) -> Result<Vec<(String, &RawValue)>, serde_json::Error> {
+    struct Members<'a>(Vec<(String, &'a RawValue)>);
+    impl<'de> Deserialize<'de> for Members<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut members = Vec::new();
+                    while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                        members.push(entry);
+                    }
+                    Ok(Members(members))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    serde_json::from_str::<Members>(text).map(|m| m.0)
+}
+
+/// The byte range of a raw value borrowed from `text`.
+pub fn span(text: &str, value: &RawValue) -> (usize, usize) {
+    let start = value.get().as_ptr() as usize - text.as_ptr() as usize;
+    (start, start + value.get().len())
+}
+
+/// The raw JSON text of the value at a path of object keys, when it is there.
+pub fn raw_member<'a>(text: &'a str, path: &[&str]) -> Option<&'a str> {
+    let mut cur = text;
+    for key in path {
+        let found = members(cur)
+            .ok()?
+            .into_iter()
+            .rev()
+            .find(|(k, _)| k == key)?;
+        cur = found.1.get();
+    }
+    Some(cur)
+}
+
+/// Replaces the value at a path of object keys (`["params", "progressToken"]`) with the
+/// raw JSON `new`, leaving every other byte of `text` as it was. `None` when the path is
+/// not there.
+pub fn replace_member(text: &str, path: &[&str], new: &str) -> Option<String> {
+    let (mut lo, mut hi) = (0, text.len());
+    for key in path {
+        let inner = &text[lo..hi];
+        let found = members(inner)
+            .ok()?
+            .into_iter()
+            .rev()
+            .find(|(k, _)| k == key)?;
+        let (s, e) = span(inner, found.1);
+        (lo, hi) = (lo + s, lo + e);
+    }
+    Some(format!("{}{new}{}", &text[..lo], &text[hi..]))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn replace_member_touches_only_that_value() {
+        let text = r#"{"jsonrpc":"2.0", "id" : 7,"result":{"id":7,"x":1.0}}"#;
+        assert_eq!(
+            replace_member(text, &["id"], r#""live""#).as_deref(),
+            Some(r#"{"jsonrpc":"2.0", "id" : "live","result":{"id":7,"x":1.0}}"#)
+        );
+        let progress =
+            r#"{"method":"notifications/progress","params":{"progressToken":5,"progress":1}}"#;
+        assert_eq!(
+            replace_member(progress, &["params", "progressToken"], "9").as_deref(),
+            Some(
+                r#"{"method":"notifications/progress","params":{"progressToken":9,"progress":1}}"#
+            )
+        );
+        assert_eq!(replace_member(progress, &["params", "nope"], "9"), None);
+        assert_eq!(
+            raw_member(progress, &["params", "progressToken"]),
+            Some("5")
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -13,6 +13,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
+use tokio::signal::unix::{SignalKind, signal};
 
 use crate::error::ProcessError;
 
@@ -144,6 +145,75 @@ pub fn status_json(status: ExitStatus) -> serde_json::Value {
         }
         (None, None) => serde_json::json!({}),
     }
+}
+
+/// The signals a proxy passes on to its server: SIGTERM, SIGHUP, and SIGINT (the server
+/// runs in its own process group, so a terminal's Ctrl-C does not reach it directly).
+pub struct Signals {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts listening (from then on these signals no longer kill us).
+    pub fn new() -> Result<Self, ProcessError> {
+        let on = |kind| signal(kind).map_err(ProcessError::Signals);
+        Ok(Signals {
+            term: on(SignalKind::terminate())?,
+            hup: on(SignalKind::hangup())?,
+            int: on(SignalKind::interrupt())?,
+        })
+    }
+
+    /// The next signal received.
+    pub async fn recv(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.term.recv() => Signal::SIGTERM,
+            _ = self.hup.recv() => Signal::SIGHUP,
+            _ = self.int.recv() => Signal::SIGINT,
+        }
+    }
+}
+
+/// Runs a wrapped command (in our process group, so a terminal's Ctrl-C reaches it
+/// directly) to completion, passing SIGTERM and SIGHUP on; returns its exit code.
+pub fn run_wrapped(mut cmd: tokio::process::Command, display: &str) -> Result<u8, ProcessError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ProcessError::Signals)?;
+    let status = runtime.block_on(async {
+        let on = |kind| signal(kind).map_err(ProcessError::Signals);
+        let (mut term, mut hup, mut int) = (
+            on(SignalKind::terminate())?,
+            on(SignalKind::hangup())?,
+            on(SignalKind::interrupt())?,
+        );
+        let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+            command: display.to_owned(),
+            source,
+        })?;
+        let pid = child.id().map(|p| Pid::from_raw(p as i32));
+        let forward = |sig| {
+            if let Some(pid) = pid {
+                let _ = nix::sys::signal::kill(pid, sig);
+            }
+        };
+        loop {
+            tokio::select! {
+                status = child.wait() => {
+                    return status.map_err(|source| ProcessError::Wait { command: display.to_owned(), source });
+                }
+                _ = term.recv() => forward(Signal::SIGTERM),
+                _ = hup.recv() => forward(Signal::SIGHUP),
+                // The terminal sent SIGINT to CMD too (same process group): wait for it.
+                _ = int.recv() => {}
+            }
+        }
+    });
+    runtime.shutdown_background();
+    Ok(exit_code(status?))
 }
 
 #[cfg(test)]

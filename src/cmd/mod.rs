@@ -3,6 +3,7 @@
 pub mod list;
 pub mod proxy;
 pub mod record;
+pub mod replay;
 pub mod show;
 
 use crate::cli::{Cli, Command};
@@ -13,9 +14,20 @@ impl Cli {
     pub fn run(self) -> Result<std::process::ExitCode> {
         match self.command {
             Command::Record(c) => c.run(),
+            Command::Replay(c) => c.run(),
             Command::Proxy(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::List(c) => c.run(),
+        }
+    }
+}
+
+/// Prints shell lines that set `vars` (value `None`: unset) for another shell.
+pub fn print_exports(vars: &[(&str, Option<String>)]) {
+    for (name, value) in vars {
+        match value {
+            Some(v) => println!("export {name}='{}'", v.replace('\'', r"'\''")),
+            None => println!("unset {name}"),
         }
     }
 }

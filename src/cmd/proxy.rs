@@ -1,34 +1,40 @@
-//! `mcptape proxy`: sits between a client (our stdin/stdout) and a stdio server (a child),
-//! forwards every byte unchanged, and records when a mode says so.
+//! `mcptape proxy`: stands between a client (our stdin/stdout) and a stdio server.
 //!
-//! One `select!` loop owns the connection: the two directions run as tasks of a
-//! single-threaded runtime (so a line's tap event follows its forward with no await in
-//! between, keeping the tape in wire order), and the loop watches them, the child, and
-//! signals. Shutdown follows the MCP stdio lifecycle: client closes stdin → the server's
-//! stdin is closed → wait → SIGTERM → wait → SIGKILL (graces in [`crate::process`]).
+//! With no mode it relays bytes to a child ([`crate::upstream::child`]); recording adds
+//! the tap; replaying starts no process at all and answers from the tape
+//! ([`crate::upstream::replay`]). The mode comes from `--record`/`--replay`, else from
+//! `MCPTAPE_RECORD`/`MCPTAPE_REPLAY` in our own or our nearest ancestor's environment
+//! ([`crate::mode`]).
 
-use std::path::PathBuf;
-use std::process::{ExitCode, ExitStatus};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use futures_util::StreamExt;
-use nix::sys::signal::Signal;
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::signal::unix::{SignalKind, signal};
-use tokio::task::JoinHandle;
+use tokio::io::AsyncWriteExt;
 use tokio_util::codec::FramedRead;
 
 use crate::cli;
-use crate::error::{Error, ProcessError, Result, TapeError};
-use crate::framing::{Frame, LineCodec};
-use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, Source};
-use crate::process::{self, SIGTERM_GRACE};
+use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result, TapeError};
+use crate::framing::{self, Frame, LineCodec};
+use crate::matcher::{Glob, Matcher};
+use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ModeEnv, Source};
+use crate::process::Signals;
 use crate::stdio;
-use crate::tap::{LongLine, Tap, TapHandle, new_conn_id};
-use crate::tape::{Direction, TapeWriter, store};
+use crate::tap::{Tap, new_conn_id};
+use crate::tape::{Tape, TapeWriter, store};
+use crate::upstream::child::{READ_BUFFER_BYTES, relay};
+use crate::upstream::replay::{self, Replay};
+use crate::verdict::Verdict;
 
-/// Read buffer size for each direction.
-const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// Ignore globs for replay, comma-separated (set by `mcptape replay --ignore`).
+pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
+/// `1`: match `initialize` strictly (set by `mcptape replay --strict-initialize`).
+pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
+/// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
+pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
+/// `1`: keep the recorded delays (set by `mcptape replay --pace`).
+pub const ENV_PACE: &str = "MCPTAPE_PACE";
 
 /// What the proxy does with the traffic.
 #[derive(Debug)]
@@ -39,10 +45,23 @@ enum Mode {
         report: Option<PathBuf>,
         source: String,
     },
+    Replay {
+        tape: PathBuf,
+        report: Option<PathBuf>,
+        source: String,
+        settings: cli::Matching,
+    },
+}
+
+fn describe(source: &Source, var: &str) -> String {
+    match source {
+        Source::Own => format!("{var} is set"),
+        other => format!("{var} from the {other}"),
+    }
 }
 
 impl cli::Proxy {
-    /// Runs the proxy until the server is gone; returns the server's exit status.
+    /// Runs the proxy until the client or the server is gone; returns the exit status.
     pub fn run(self) -> Result<ExitCode> {
         let (server, derived) = match &self.server {
             Some(name) => (name.clone(), false),
@@ -54,59 +73,129 @@ impl cli::Proxy {
             );
         }
         let mode = self.mode(&server)?;
-        let tap = match &mode {
-            Mode::Passthrough => None,
-            Mode::Record { tape, source, .. } => {
-                store::ensure_dir(tape)?;
-                let writer = TapeWriter::open(tape)?;
-                eprintln!(
-                    "mcptape: recording server `{server}` into `{}` ({source})",
-                    tape.display()
-                );
-                Some(Tap::start(writer, server.clone(), new_conn_id()))
-            }
-        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let result = runtime.block_on(relay(
-            &self.command,
-            tap.as_ref().map(Tap::handle),
-            self.max_line_bytes,
-        ));
+        let code = match mode {
+            Mode::Passthrough => runtime.block_on(relay(&self.command, None, self.max_line_bytes)),
+            Mode::Record {
+                tape,
+                report,
+                source,
+            } => {
+                store::ensure_dir(&tape)?;
+                let writer = TapeWriter::open(&tape)?;
+                eprintln!(
+                    "mcptape: recording server `{server}` into `{}` ({source})",
+                    tape.display()
+                );
+                let tap = Tap::start(writer, server.clone(), new_conn_id());
+                let code = runtime.block_on(relay(
+                    &self.command,
+                    Some(tap.handle()),
+                    self.max_line_bytes,
+                ));
+                let outcome = tap.finish();
+                if let (Some(err), Some(dir)) = (&outcome.error, &report) {
+                    leave_report(dir, &server, err);
+                }
+                code
+            }
+            Mode::Replay {
+                tape,
+                report,
+                source,
+                settings,
+            } => {
+                let loaded = Tape::load(&tape)?;
+                for w in &loaded.warnings {
+                    eprintln!("mcptape: warning: {w}");
+                }
+                eprintln!(
+                    "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
+                    tape.display()
+                );
+                let verdict = runtime.block_on(serve_replay(
+                    &loaded,
+                    &server,
+                    report.as_deref(),
+                    &settings,
+                    self.max_line_bytes,
+                ))?;
+                if let Some(dir) = &report {
+                    if let Err(e) = verdict.leave(dir) {
+                        eprintln!(
+                            "mcptape: cannot leave the verdict in `{}`: {e}",
+                            dir.display()
+                        );
+                    }
+                } else if !verdict.ok() {
+                    eprint!("mcptape: {}", verdict.describe());
+                }
+                Ok(if verdict.ok() { EXIT_OK } else { EXIT_TAPE })
+            }
+        };
         // A tokio stdin read may be parked on the blocking pool; do not wait for it.
         runtime.shutdown_background();
-        if let Some(tap) = tap {
-            let outcome = tap.finish();
-            if let (
-                Some(err),
-                Mode::Record {
-                    report: Some(dir), ..
-                },
-            ) = (&outcome.error, &mode)
-            {
-                leave_report(dir, &server, err);
-            }
+        code.map(ExitCode::from)
+    }
+
+    /// The replay flags, with the mode's environment (set by `mcptape replay`) added.
+    fn replay_settings(&self, env: Option<&ModeEnv>) -> cli::Matching {
+        let flag = |name| env.and_then(|e| e.get(name)).is_some_and(|v| v != "0");
+        let mut ignore: Vec<String> = env
+            .and_then(|e| e.get(ENV_IGNORE))
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        ignore.extend(self.matching.ignore.iter().cloned());
+        cli::Matching {
+            ignore,
+            strict_initialize: self.matching.strict_initialize || flag(ENV_STRICT_INITIALIZE),
+            unordered: self.matching.unordered || flag(ENV_UNORDERED),
+            pace: self.matching.pace || flag(ENV_PACE),
         }
-        result.map(ExitCode::from)
     }
 
     fn mode(&self, server: &str) -> Result<Mode> {
-        if let Some(session) = &self.record {
-            let own = mode::own();
-            let home = store::home(own.get(ENV_HOME))?;
-            return Ok(Mode::Record {
-                tape: store::resolve(session, &home, &own.cwd)?,
-                report: None,
-                source: "--record".into(),
-            });
+        let own = mode::own();
+        match (&self.record, &self.replay) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Usage(
+                    "--record and --replay exclude each other".into(),
+                ));
+            }
+            (Some(session), None) => {
+                let home = store::home(own.get(ENV_HOME))?;
+                return Ok(Mode::Record {
+                    tape: store::resolve(session, &home, &own.cwd)?,
+                    report: None,
+                    source: "--record".into(),
+                });
+            }
+            (None, Some(session)) => {
+                let home = store::home(own.get(ENV_HOME))?;
+                return Ok(Mode::Replay {
+                    tape: store::resolve(session, &home, &own.cwd)?,
+                    report: None,
+                    source: "--replay".into(),
+                    settings: self.replay_settings(Some(&own)),
+                });
+            }
+            (None, None) => {}
         }
         let env = mode::find();
         if !env.covers(server) {
             return Ok(Mode::Passthrough);
         }
         let home = store::home(env.get(ENV_HOME))?;
+        let report = env.get(ENV_REPORT).map(PathBuf::from);
         match (env.get(ENV_RECORD), env.get(ENV_REPLAY)) {
             (Some(_), Some(_)) => Err(Error::Usage(format!(
                 "both {ENV_RECORD} and {ENV_REPLAY} are set in the {}; set one",
@@ -114,23 +203,22 @@ impl cli::Proxy {
             ))),
             (Some(session), None) => Ok(Mode::Record {
                 tape: store::resolve(session, &home, &env.cwd)?,
-                report: env.get(ENV_REPORT).map(PathBuf::from),
-                source: match &env.source {
-                    Source::Own => format!("{ENV_RECORD} is set"),
-                    other => format!("{ENV_RECORD} from the {other}"),
-                },
+                report,
+                source: describe(&env.source, ENV_RECORD),
             }),
-            (None, Some(_)) => Err(Error::Usage(format!(
-                "{ENV_REPLAY} is set in the {}, but this mcptape cannot replay yet",
-                env.source
-            ))),
+            (None, Some(session)) => Ok(Mode::Replay {
+                tape: store::resolve(session, &home, &env.cwd)?,
+                report,
+                source: describe(&env.source, ENV_REPLAY),
+                settings: self.replay_settings(Some(&env)),
+            }),
             (None, None) => Ok(Mode::Passthrough),
         }
     }
 }
 
 /// Tells the `record` parent that this proxy's recording is incomplete.
-fn leave_report(dir: &std::path::Path, server: &str, err: &TapeError) {
+fn leave_report(dir: &Path, server: &str, err: &TapeError) {
     let cause = std::error::Error::source(err)
         .map(ToString::to_string)
         .unwrap_or_default();
@@ -142,6 +230,125 @@ fn leave_report(dir: &std::path::Path, server: &str, err: &TapeError) {
             path.display()
         );
     }
+}
+
+/// Takes the next recorded connection of `server` nobody has taken yet. Proxies of one
+/// `mcptape replay` run coordinate through claim files in the report directory; a proxy
+/// without one takes the first.
+fn claim(
+    tape: &Tape,
+    server: &str,
+    report: Option<&Path>,
+) -> std::result::Result<crate::tape::Connection, String> {
+    let conns: Vec<_> = tape
+        .connections()
+        .into_iter()
+        .filter(|c| c.server == server)
+        .collect();
+    if conns.is_empty() {
+        let mut held: Vec<String> = tape.connections().into_iter().map(|c| c.server).collect();
+        held.sort();
+        held.dedup();
+        return Err(format!(
+            "the tape `{}` holds no connection of server `{server}`; it holds: {}",
+            tape.path.display(),
+            if held.is_empty() {
+                "nothing".to_owned()
+            } else {
+                held.join(", ")
+            }
+        ));
+    }
+    let Some(dir) = report else {
+        return Ok(conns[0].clone());
+    };
+    let total = conns.len();
+    for conn in conns {
+        let hex: String = format!("{server}\0{}", conn.id)
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let claim = dir.join(format!("claim-{hex}"));
+        if std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&claim)
+            .is_ok()
+        {
+            return Ok(conn);
+        }
+    }
+    Err(format!(
+        "all {total} recorded connection{} of server `{server}` in `{}` are already used",
+        if total == 1 { "" } else { "s" },
+        tape.path.display()
+    ))
+}
+
+/// Serves one client from the tape until it hangs up; returns the verdict.
+async fn serve_replay(
+    tape: &Tape,
+    server: &str,
+    report: Option<&Path>,
+    settings: &cli::Matching,
+    max_line: usize,
+) -> Result<Verdict> {
+    let globs = settings
+        .ignore
+        .iter()
+        .map(|g| Glob::parse(g))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(Error::Usage)?;
+    let conn = match claim(tape, server, report) {
+        Ok(conn) => conn,
+        Err(problem) => {
+            eprintln!("mcptape: error: {problem}");
+            return Ok(Verdict {
+                server: server.to_owned(),
+                problems: vec![problem],
+                ..Verdict::default()
+            });
+        }
+    };
+    let opts = replay::Options {
+        matcher: Matcher::new(globs, settings.strict_initialize),
+        unordered: settings.unordered,
+    };
+    let mut engine = Replay::new(tape, &conn, opts);
+    let mut input =
+        FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);
+    let mut output = stdio::stdout();
+    let mut signals = Signals::new()?;
+    let mut pending = engine.start();
+    let mut long = Vec::new();
+    'serve: loop {
+        for out in pending.drain(..) {
+            if settings.pace && !out.delay.is_zero() {
+                tokio::time::sleep(out.delay).await;
+            }
+            if output.write_all(&out.line).await.is_err() || output.flush().await.is_err() {
+                break 'serve;
+            }
+        }
+        tokio::select! {
+            frame = input.next() => match frame {
+                Some(Ok(Frame::Line(line))) => pending = engine.on_client(framing::content(&line)),
+                Some(Ok(Frame::Long { bytes, last, .. })) => {
+                    // A client line too long to hold: never what a tape expects.
+                    if long.len() < 80 {
+                        long.extend_from_slice(&bytes[..bytes.len().min(80)]);
+                    }
+                    if last {
+                        long.extend_from_slice(b" (truncated)");
+                        pending = engine.on_client(&std::mem::take(&mut long));
+                    }
+                }
+                Some(Err(_)) | None => break,
+            },
+            _ = signals.recv() => break,
+        }
+    }
+    Ok(engine.finish())
 }
 
 /// A name for the server from its command line: the package or script, not the launcher.
@@ -203,188 +410,6 @@ pub fn derive_name(argv: &[String]) -> String {
         "server".into()
     } else {
         clean
-    }
-}
-
-/// How one direction of the relay ended.
-#[derive(Debug)]
-enum PumpEnd {
-    /// The reading side closed (EOF) or failed.
-    SourceClosed,
-    /// Writing to the other side failed: it is gone.
-    SinkGone,
-}
-
-/// Forwards frames from `src` to `dst` as they complete, then hands each to the tap.
-async fn pump<R, W>(
-    mut src: FramedRead<R, LineCodec>,
-    mut dst: W,
-    dir: Direction,
-    tap: Option<TapHandle>,
-) -> PumpEnd
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut long = LongLine::default();
-    while let Some(frame) = src.next().await {
-        let Ok(frame) = frame else {
-            return PumpEnd::SourceClosed;
-        };
-        if dst.write_all(frame.bytes()).await.is_err() || dst.flush().await.is_err() {
-            return PumpEnd::SinkGone;
-        }
-        let Some(tap) = &tap else { continue };
-        match frame {
-            Frame::Line(bytes) => tap.line(dir, bytes),
-            Frame::Long { bytes, last, .. } => {
-                if let Some((len, prefix)) = long.push(&bytes, last) {
-                    tap.oversize(dir, len, &prefix);
-                }
-            }
-        }
-    }
-    PumpEnd::SourceClosed
-}
-
-/// Runs the server and relays until it is gone; returns the exit code to pass on.
-async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> Result<u8> {
-    let lifecycle = |method, params| {
-        if let Some(tap) = &tap {
-            tap.lifecycle(method, params);
-        }
-    };
-    let mut server = match process::spawn_server(argv) {
-        Ok(server) => server,
-        Err(e) => {
-            let cause = std::error::Error::source(&e)
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            lifecycle("$transport/start", json!({"command": argv}));
-            lifecycle(
-                "$transport/close",
-                json!({"error": format!("{e}: {cause}")}),
-            );
-            return Err(e.into());
-        }
-    };
-    lifecycle(
-        "$transport/start",
-        json!({"command": argv, "pid": server.pid}),
-    );
-
-    let mut signals = Signals::new()?;
-    let child_in = server.child.stdin.take().expect("stdin is piped");
-    let child_out = server.child.stdout.take().expect("stdout is piped");
-    let codec = || LineCodec::new(max_line);
-    let mut up: JoinHandle<PumpEnd> = tokio::spawn(pump(
-        FramedRead::with_capacity(stdio::stdin(), codec(), READ_BUFFER_BYTES),
-        child_in,
-        Direction::Send,
-        tap.clone(),
-    ));
-    let mut down: JoinHandle<PumpEnd> = tokio::spawn(pump(
-        FramedRead::with_capacity(child_out, codec(), READ_BUFFER_BYTES),
-        stdio::stdout(),
-        Direction::Recv,
-        tap.clone(),
-    ));
-
-    let mut up_done = false;
-    let mut down_done = false;
-    let mut kill_at: Option<tokio::time::Instant> = None;
-    let mut reason = "server exited";
-    let status: ExitStatus = loop {
-        tokio::select! {
-            status = server.child.wait() => break wait_result(status, &server.command)?,
-            end = &mut up, if !up_done => {
-                up_done = true;
-                // The pump dropped the server's stdin on return: that is the MCP way to
-                // ask a stdio server to exit.
-                if matches!(end, Ok(PumpEnd::SourceClosed)) {
-                    reason = "client closed stdin";
-                    break server.stop().await?;
-                }
-            }
-            end = &mut down, if !down_done => {
-                down_done = true;
-                if matches!(end, Ok(PumpEnd::SinkGone)) {
-                    reason = "client stopped reading";
-                    up.abort();
-                    let _ = (&mut up).await;
-                    break server.stop().await?;
-                }
-            }
-            sig = signals.recv() => {
-                reason = sig.as_str();
-                server.signal(sig);
-                kill_at.get_or_insert(tokio::time::Instant::now() + SIGTERM_GRACE);
-            }
-            () = sleep_until(kill_at), if kill_at.is_some() => {
-                server.signal(Signal::SIGKILL);
-                kill_at = None;
-            }
-        }
-    };
-    // Whatever the server wrote before it exited still reaches the client; anything it
-    // left running that holds its stdout gets the rest of the stop sequence.
-    if !down_done
-        && tokio::time::timeout(SIGTERM_GRACE, &mut down)
-            .await
-            .is_err()
-    {
-        server.signal(Signal::SIGKILL);
-        let _ = tokio::time::timeout(SIGTERM_GRACE, &mut down).await;
-    }
-    down.abort();
-    up.abort();
-    let mut close = process::status_json(status);
-    close["reason"] = json!(reason);
-    lifecycle("$transport/close", close);
-    Ok(process::exit_code(status))
-}
-
-fn wait_result(status: std::io::Result<ExitStatus>, command: &str) -> Result<ExitStatus> {
-    status.map_err(|source| {
-        ProcessError::Wait {
-            command: command.to_owned(),
-            source,
-        }
-        .into()
-    })
-}
-
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The signals a proxy passes on to its server: SIGTERM, SIGHUP, and SIGINT (the server
-/// runs in its own process group, so a terminal's Ctrl-C does not reach it directly).
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> Result<Self> {
-        let on = |kind| signal(kind).map_err(ProcessError::Signals);
-        Ok(Signals {
-            term: on(SignalKind::terminate())?,
-            hup: on(SignalKind::hangup())?,
-            int: on(SignalKind::interrupt())?,
-        })
-    }
-
-    async fn recv(&mut self) -> Signal {
-        tokio::select! {
-            _ = self.term.recv() => Signal::SIGTERM,
-            _ = self.hup.recv() => Signal::SIGHUP,
-            _ = self.int.recv() => Signal::SIGINT,
-        }
     }
 }
 

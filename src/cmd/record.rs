@@ -10,12 +10,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
-use tokio::signal::unix::{SignalKind, signal};
-
 use crate::cli;
-use crate::error::{EXIT_TAPE, Error, ProcessError, Result};
+use crate::error::{EXIT_TAPE, Error, Result};
 use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
 use crate::process;
 use crate::tape::{Tape, store};
@@ -38,7 +34,11 @@ impl cli::Record {
         store::start_fresh(&tape)?;
         let servers = self.servers.join(",");
         if self.command.is_empty() {
-            print_exports(&tape, &servers);
+            super::print_exports(&[
+                (ENV_RECORD, Some(tape.to_string_lossy().into_owned())),
+                (ENV_REPLAY, None),
+                (ENV_SERVERS, (!servers.is_empty()).then(|| servers.clone())),
+            ]);
             return Ok(ExitCode::SUCCESS);
         }
         let report = tempfile::Builder::new()
@@ -55,7 +55,7 @@ impl cli::Record {
         } else {
             cmd.env(ENV_SERVERS, &servers);
         }
-        let code = run_forwarding_signals(cmd, &process::display(&self.command))?;
+        let code = process::run_wrapped(cmd, &process::display(&self.command))?;
         let problems = read_reports(report.path());
         summarize(&tape);
         for p in &problems {
@@ -66,56 +66,6 @@ impl cli::Record {
             (code, _) => code,
         }))
     }
-}
-
-fn print_exports(tape: &Path, servers: &str) {
-    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    println!("export {ENV_RECORD}={}", quote(&tape.to_string_lossy()));
-    println!("unset {ENV_REPLAY}");
-    if servers.is_empty() {
-        println!("unset {ENV_SERVERS}");
-    } else {
-        println!("export {ENV_SERVERS}={}", quote(servers));
-    }
-}
-
-/// Runs CMD to completion, passing SIGTERM and SIGHUP on; returns its exit code.
-fn run_forwarding_signals(mut cmd: tokio::process::Command, display: &str) -> Result<u8> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(ProcessError::Signals)?;
-    let status = runtime.block_on(async {
-        let on = |kind| signal(kind).map_err(ProcessError::Signals);
-        let (mut term, mut hup, mut int) = (
-            on(SignalKind::terminate())?,
-            on(SignalKind::hangup())?,
-            on(SignalKind::interrupt())?,
-        );
-        let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-            command: display.to_owned(),
-            source,
-        })?;
-        let pid = child.id().map(|p| Pid::from_raw(p as i32));
-        let forward = |sig| {
-            if let Some(pid) = pid {
-                let _ = kill(pid, sig);
-            }
-        };
-        loop {
-            tokio::select! {
-                status = child.wait() => {
-                    return status.map_err(|source| ProcessError::Wait { command: display.to_owned(), source });
-                }
-                _ = term.recv() => forward(Signal::SIGTERM),
-                _ = hup.recv() => forward(Signal::SIGHUP),
-                // The terminal sent SIGINT to CMD too (same process group): wait for it.
-                _ = int.recv() => {}
-            }
-        }
-    });
-    runtime.shutdown_background();
-    Ok(process::exit_code(status?))
 }
 
 /// The problems proxies reported, one line each.

@@ -8,7 +8,6 @@
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// Which way an entry went.
@@ -141,48 +140,21 @@ struct MetaFields {
     batch: Option<u64>,
 }
 
-/// The top-level members of an object, in order, as raw values borrowed from the line.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut members = Vec::new();
-                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
-                    members.push(entry);
-                }
-                Ok(Members(members))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
 /// Reads one tape line: the message without `_meta`, and the `_meta`.
 pub fn decode(line: &str) -> Result<Decoded, String> {
     let line = line.trim_ascii();
-    let members: Members = serde_json::from_str(line).map_err(|e| {
+    let members = crate::message::members(line).map_err(|e| {
         if line.starts_with('{') {
             format!("not valid JSON ({e})")
         } else {
             "not a JSON object".to_owned()
         }
     })?;
-    let members = members.0;
     let idx = members
         .iter()
         .rposition(|(k, _)| k == "_meta")
         .ok_or("no `_meta` member")?;
-    let span = |v: &RawValue| {
-        let start = v.get().as_ptr() as usize - line.as_ptr() as usize;
-        (start, start + v.get().len())
-    };
+    let span = |v: &RawValue| crate::message::span(line, v);
     let (_, meta_end) = span(members[idx].1);
     let message = if idx > 0 {
         let (_, prev_end) = span(members[idx - 1].1);

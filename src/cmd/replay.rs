@@ -1,0 +1,124 @@
+//! `mcptape replay SESSION [--server NAME]... [-- CMD...]`: runs CMD with
+//! `MCPTAPE_REPLAY` set, so that every `mcptape proxy` under it answers from the tape
+//! with no server running, then reads every proxy's verdict and decides.
+//!
+//! Exit status: 3 when any connection diverged, had leftovers, or a recorded connection
+//! of a replayed server was never used; otherwise CMD's own status.
+
+use std::collections::HashSet;
+use std::process::ExitCode;
+
+use crate::cli;
+use crate::cmd::proxy::{ENV_IGNORE, ENV_PACE, ENV_STRICT_INITIALIZE, ENV_UNORDERED};
+use crate::error::{EXIT_TAPE, Error, Result};
+use crate::matcher::Glob;
+use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
+use crate::process;
+use crate::tape::{Tape, store};
+use crate::verdict::Verdict;
+
+impl cli::Replay {
+    /// Replays the tape to whatever CMD starts; returns the decided exit status.
+    pub fn run(self) -> Result<ExitCode> {
+        if let Some(bad) = self
+            .servers
+            .iter()
+            .find(|s| s.is_empty() || s.contains(','))
+        {
+            return Err(Error::Usage(format!(
+                "invalid --server `{bad}`: a server name is not empty and has no `,`"
+            )));
+        }
+        for g in &self.matching.ignore {
+            Glob::parse(g).map_err(Error::Usage)?;
+            if g.contains(',') {
+                return Err(Error::Usage(format!(
+                    "invalid --ignore `{g}`: a path has no `,`"
+                )));
+            }
+        }
+        let own = mode::own();
+        let home = store::home(own.get(ENV_HOME))?;
+        let path = store::resolve(&self.session, &home, &own.cwd)?;
+        let tape = Tape::load(&path)?;
+        for w in &tape.warnings {
+            eprintln!("mcptape: warning: {w}");
+        }
+        let held: HashSet<&str> = tape
+            .entries
+            .iter()
+            .map(|e| e.meta.server.as_str())
+            .collect();
+        if let Some(missing) = self.servers.iter().find(|s| !held.contains(s.as_str())) {
+            let mut held: Vec<&str> = held.into_iter().collect();
+            held.sort();
+            return Err(Error::Usage(format!(
+                "the tape `{}` holds no connection of server `{missing}`; it holds: {}",
+                path.display(),
+                held.join(", ")
+            )));
+        }
+        let servers = self.servers.join(",");
+        let flag = |on: bool| on.then(|| "1".to_owned());
+        let vars = [
+            (ENV_REPLAY, Some(path.to_string_lossy().into_owned())),
+            (ENV_RECORD, None),
+            (ENV_SERVERS, (!servers.is_empty()).then(|| servers.clone())),
+            (
+                ENV_IGNORE,
+                (!self.matching.ignore.is_empty()).then(|| self.matching.ignore.join(",")),
+            ),
+            (ENV_STRICT_INITIALIZE, flag(self.matching.strict_initialize)),
+            (ENV_UNORDERED, flag(self.matching.unordered)),
+            (ENV_PACE, flag(self.matching.pace)),
+        ];
+        if self.command.is_empty() {
+            super::print_exports(&vars);
+            return Ok(ExitCode::SUCCESS);
+        }
+        let report = tempfile::Builder::new()
+            .prefix("mcptape-report-")
+            .tempdir()
+            .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
+        let mut cmd = tokio::process::Command::new(&self.command[0]);
+        cmd.args(&self.command[1..]).env(ENV_REPORT, report.path());
+        for (name, value) in &vars {
+            match value {
+                Some(v) => cmd.env(name, v),
+                None => cmd.env_remove(name),
+            };
+        }
+        let code = process::run_wrapped(cmd, &process::display(&self.command))?;
+        let verdicts = Verdict::collect(report.path());
+        let mut failed = false;
+        for v in &verdicts {
+            eprint!("mcptape: {}", v.describe());
+            failed |= !v.ok();
+        }
+        let used: HashSet<(&str, &str)> = verdicts
+            .iter()
+            .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
+            .collect();
+        for conn in tape.connections() {
+            let replayed = self.servers.is_empty() || self.servers.contains(&conn.server);
+            if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
+                let first = conn
+                    .entries
+                    .first()
+                    .map(|&i| tape.entries[i].line)
+                    .unwrap_or(0);
+                eprintln!(
+                    "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
+                    conn.server, conn.id
+                );
+                failed = true;
+            }
+        }
+        if verdicts.is_empty() {
+            eprintln!(
+                "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
+            );
+        }
+        Ok(ExitCode::from(if failed { EXIT_TAPE } else { code }))
+    }
+}

@@ -1,0 +1,311 @@
+//! Normalization, comparison and diffs of JSON-RPC messages, for replay (and verify).
+//!
+//! Two messages match when they are of the same kind with the same `method`, and their
+//! members are deep-equal after normalization:
+//!
+//! - `id` and `jsonrpc` are not compared (ids are rewritten, not matched);
+//! - the volatile keys of `params._meta` ([`VOLATILE_META_KEYS`]) are removed, and the
+//!   `_meta` object itself when nothing else is left in it;
+//! - the user's ignore globs are removed from both sides ([`Glob`]);
+//! - a recorded `"[REDACTED]"` matches any value there, and a `[REDACTED]` inside a
+//!   recorded string matches any text in its place;
+//! - numbers compare by value (`1` matches `1.0`).
+//!
+//! `initialize` and `server/discover` match on method alone unless strict: client
+//! versions and capabilities differ between runs.
+
+use serde_json::Value;
+
+use crate::message::{Kind, Message};
+
+/// Keys of `params._meta` that change from run to run and are never compared.
+pub const VOLATILE_META_KEYS: &[&str] = &[
+    "progressToken",
+    "traceparent",
+    "tracestate",
+    "baggage",
+    "sentry-trace",
+    "io.modelcontextprotocol/clientInfo",
+];
+
+/// The placeholder redaction writes; in a recorded message it matches anything.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// A dot-path glob over a JSON document: `params.arguments.ts`, `**.timestamp`,
+/// `result.content.*.text`. `*` is one key or array index, `**` any number of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glob {
+    text: String,
+    segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Key(String),
+    Any,
+    AnyDepth,
+}
+
+impl Glob {
+    /// Parses a glob; an empty one, or one with an empty segment, is an error.
+    pub fn parse(text: &str) -> Result<Glob, String> {
+        let segments = text
+            .split('.')
+            .map(|s| match s {
+                "" => Err(format!("invalid path glob `{text}`: empty segment")),
+                "*" => Ok(Segment::Any),
+                "**" => Ok(Segment::AnyDepth),
+                key => Ok(Segment::Key(key.to_owned())),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Glob {
+            text: text.to_owned(),
+            segments,
+        })
+    }
+
+    /// The glob as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Removes every value the glob reaches (array elements become `null`, so that the
+    /// other elements keep their indexes).
+    pub fn remove(&self, doc: &mut Value) {
+        remove_at(doc, &self.segments);
+    }
+}
+
+fn segment_matches(seg: &Segment, key: &str) -> bool {
+    match seg {
+        Segment::Key(k) => k == key,
+        Segment::Any | Segment::AnyDepth => true,
+    }
+}
+
+fn remove_at(v: &mut Value, segs: &[Segment]) {
+    let Some((first, rest)) = segs.split_first() else {
+        return;
+    };
+    if *first == Segment::AnyDepth {
+        remove_at(v, rest);
+        for child in children(v) {
+            remove_at(child, segs);
+        }
+        return;
+    }
+    match v {
+        Value::Object(map) if rest.is_empty() => map.retain(|k, _| !segment_matches(first, k)),
+        Value::Object(map) => {
+            for (k, child) in map.iter_mut() {
+                if segment_matches(first, k) {
+                    remove_at(child, rest);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter_mut().enumerate() {
+                if segment_matches(first, &i.to_string()) {
+                    if rest.is_empty() {
+                        *child = Value::Null;
+                    } else {
+                        remove_at(child, rest);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn children(v: &mut Value) -> Vec<&mut Value> {
+    match v {
+        Value::Object(map) => map.values_mut().collect(),
+        Value::Array(items) => items.iter_mut().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Compares client messages with recorded ones.
+#[derive(Debug, Clone, Default)]
+pub struct Matcher {
+    ignore: Vec<Glob>,
+    strict_initialize: bool,
+}
+
+impl Matcher {
+    /// A matcher with the user's ignore globs.
+    pub fn new(ignore: Vec<Glob>, strict_initialize: bool) -> Matcher {
+        Matcher {
+            ignore,
+            strict_initialize,
+        }
+    }
+
+    /// The message as compared: `id`/`jsonrpc` dropped, volatile `_meta` keys and
+    /// ignored paths removed.
+    pub fn normalize(&self, msg: &Message) -> Value {
+        let mut v = msg.value();
+        if let Value::Object(map) = &mut v {
+            map.remove("id");
+            map.remove("jsonrpc");
+            if let Some(Value::Object(params)) = map.get_mut("params")
+                && let Some(Value::Object(meta)) = params.get_mut("_meta")
+            {
+                meta.retain(|k, _| !VOLATILE_META_KEYS.contains(&k.as_str()));
+                if meta.is_empty() {
+                    params.remove("_meta");
+                }
+            }
+        }
+        for glob in &self.ignore {
+            glob.remove(&mut v);
+        }
+        v
+    }
+
+    /// True when `live` is what `recorded` expects.
+    pub fn matches(&self, recorded: &Message, live: &Message) -> bool {
+        if recorded.kind() != live.kind() || recorded.method() != live.method() {
+            return false;
+        }
+        if !self.strict_initialize
+            && recorded.kind() == Kind::Request
+            && matches!(recorded.method(), Some("initialize" | "server/discover"))
+        {
+            return true;
+        }
+        equal(&self.normalize(recorded), &self.normalize(live))
+    }
+}
+
+/// Deep equality where the recorded side may hold redaction placeholders.
+pub fn equal(recorded: &Value, live: &Value) -> bool {
+    match (recorded, live) {
+        (Value::String(r), _) if r == REDACTED => true,
+        (Value::String(r), Value::String(l)) if r.contains(REDACTED) => wildcard(r, l),
+        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| equal(x, y)))
+        }
+        _ => recorded == live,
+    }
+}
+
+/// `pattern` with each `[REDACTED]` standing for any text (leftmost matching of the
+/// literal parts between them, which is exact for a single kind of wildcard).
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split(REDACTED).collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A unified diff of two JSON values, pretty-printed.
+pub fn diff(expected: &Value, got: &Value, expected_label: &str, got_label: &str) -> String {
+    let pretty = |v: &Value| format!("{v:#}\n");
+    let (a, b) = (pretty(expected), pretty(got));
+    similar::TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(3)
+        .header(expected_label, got_label)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msg(v: Value) -> Message {
+        Message::new(v.to_string())
+    }
+
+    #[test]
+    fn volatile_meta_and_ids_are_not_compared() {
+        let m = Matcher::default();
+        let rec = msg(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"x":1},"_meta":{"progressToken":3}}}));
+        let live = msg(json!({"jsonrpc":"2.0","id":"abc","method":"tools/call",
+            "params":{"name":"echo","arguments":{"x":1.0}}}));
+        assert!(m.matches(&rec, &live));
+        let other = msg(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"x":2}}}));
+        assert!(!m.matches(&rec, &other));
+    }
+
+    #[test]
+    fn kind_and_method_must_agree() {
+        let m = Matcher::default();
+        let req = msg(json!({"id":1,"method":"a"}));
+        assert!(!m.matches(&req, &msg(json!({"method":"a"}))));
+        assert!(!m.matches(&req, &msg(json!({"id":1,"method":"b"}))));
+    }
+
+    #[test]
+    fn initialize_matches_on_method_unless_strict() {
+        let rec =
+            msg(json!({"id":0,"method":"initialize","params":{"clientInfo":{"version":"1"}}}));
+        let live =
+            msg(json!({"id":1,"method":"initialize","params":{"clientInfo":{"version":"2"}}}));
+        assert!(Matcher::default().matches(&rec, &live));
+        assert!(!Matcher::new(vec![], true).matches(&rec, &live));
+    }
+
+    #[test]
+    fn ignore_globs() {
+        let globs = ["params.arguments.ts", "**.requestId", "params.list.*.t"]
+            .map(|g| Glob::parse(g).expect("glob"));
+        let m = Matcher::new(globs.to_vec(), false);
+        let rec = msg(
+            json!({"method":"n","params":{"arguments":{"ts":1,"a":{"requestId":"x"}},
+            "list":[{"t":1,"k":1}]}}),
+        );
+        let live = msg(
+            json!({"method":"n","params":{"arguments":{"ts":2,"a":{"requestId":"y"}},
+            "list":[{"t":2,"k":1}]}}),
+        );
+        assert!(m.matches(&rec, &live));
+        assert!(Glob::parse("a..b").is_err());
+    }
+
+    #[test]
+    fn redacted_matches_whole_values_and_spans() {
+        assert!(equal(
+            &json!({"k": "[REDACTED]"}),
+            &json!({"k": {"any": 1}})
+        ));
+        assert!(equal(
+            &json!("Bearer [REDACTED] at [REDACTED]!"),
+            &json!("Bearer abc at home!")
+        ));
+        assert!(!equal(&json!("Bearer [REDACTED]!"), &json!("Basic abc!")));
+        assert!(!equal(&json!("x[REDACTED]x"), &json!("x")));
+        assert!(
+            !equal(&json!({"k": "v"}), &json!({"k": "[REDACTED]"})),
+            "only the tape side is a pattern"
+        );
+    }
+
+    #[test]
+    fn diff_is_unified_and_labelled() {
+        let d = diff(&json!({"a": 1}), &json!({"a": 2}), "expected", "got");
+        assert!(d.contains("--- expected") && d.contains("+++ got"), "{d}");
+        assert!(
+            d.contains("-  \"a\": 1") && d.contains("+  \"a\": 2"),
+            "{d}"
+        );
+    }
+}

@@ -1,0 +1,525 @@
+//! The replay engine: one recorded connection played as a script, with no server.
+//!
+//! A send entry is a message the client must send next: wait for it and match it
+//! ([`crate::matcher`]). A recv entry is given to the client as soon as everything
+//! recorded before it has happened. That keeps the recorded order of notifications,
+//! of answers to concurrent requests, and of server-initiated requests (sampling,
+//! elicitation, roots, ping), whose answers from the client are then the next send entries.
+//!
+//! Rewrites going out, nothing else: a response gets the live request's `id`; a progress
+//! notification gets the live request's `progressToken`; an `initialize` result gets the
+//! protocol version the client asked for when this server answered that version
+//! somewhere in the tape. The client's own `ping` is answered at once and recorded client
+//! pings are not required. A recorded `server/discover` probe (2026-07-28 clients) is
+//! optional; a live probe against a tape without one gets the server's recorded answer to
+//! a probe elsewhere in the tape, or method-not-found, so the client falls back to
+//! `initialize` as the spec says.
+//!
+//! The first mismatch answers the client with a JSON-RPC error [`DIVERGED_CODE`] naming
+//! what came and what the tape expected, and stops the script: every later request gets
+//! the same error.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+
+use crate::matcher::{self, Matcher};
+use crate::message::{self, Kind, Message, Shape};
+use crate::tape::{Connection, Direction, Tape};
+use crate::verdict::{Leftover, Mismatch, Verdict};
+
+/// The JSON-RPC error code of a replay divergence (server-defined range).
+pub const DIVERGED_CODE: i64 = -32090;
+/// JSON-RPC "parse error".
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC "method not found".
+const METHOD_NOT_FOUND: i64 = -32601;
+/// Longest message summary in errors and verdicts.
+const SUMMARY_CHARS: usize = 240;
+
+/// How a connection is replayed.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Normalization and comparison.
+    pub matcher: Matcher,
+    /// Match any pending send entry of the current burst, not only the next one.
+    pub unordered: bool,
+}
+
+/// A line for the client, and how long after the previous step it was recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Out {
+    /// The recorded gap before this message (for `--pace`).
+    pub delay: Duration,
+    /// The bytes to write, `\n` included.
+    pub line: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct Step {
+    line: usize,
+    dir: Direction,
+    message: Message,
+    ts: Option<SystemTime>,
+    done: bool,
+    /// A recorded `server/discover` probe or its answer: skipped if the client does not probe.
+    optional: bool,
+}
+
+/// One recorded connection being replayed.
+#[derive(Debug)]
+pub struct Replay {
+    steps: Vec<Step>,
+    pos: usize,
+    /// Recorded request id (raw JSON) → live id (raw JSON).
+    ids: HashMap<String, String>,
+    /// Recorded progress token (raw JSON) → live token (raw JSON).
+    tokens: HashMap<String, String>,
+    /// Protocol versions this server answered anywhere in the tape.
+    versions: HashSet<String>,
+    /// The version the live client asked for in `initialize`.
+    asked_version: Option<String>,
+    /// This server's recorded answer to a `server/discover` probe, if any.
+    discover_answer: Option<Message>,
+    last_ts: Option<SystemTime>,
+    diverged: Option<String>,
+    verdict: Verdict,
+    opts: Options,
+}
+
+fn ts_of(entry: &crate::tape::Entry) -> Option<SystemTime> {
+    humantime::parse_rfc3339(entry.meta.ts.as_deref()?).ok()
+}
+
+/// A short one-line account of a message.
+pub fn summary(msg: &Message) -> String {
+    let v = msg.value();
+    let id = msg.id().map(|i| format!(" #{i}")).unwrap_or_default();
+    let text = match msg.kind() {
+        Kind::Request | Kind::Notification => {
+            let method = msg.method().unwrap_or("?");
+            let params = &v["params"];
+            if method == "tools/call" {
+                format!(
+                    "{method}{id} {} {}",
+                    params["name"].as_str().unwrap_or("?"),
+                    params
+                        .get("arguments")
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                )
+            } else {
+                match params {
+                    serde_json::Value::Null => format!("{method}{id}"),
+                    p => format!("{method}{id} {p}"),
+                }
+            }
+        }
+        Kind::Response => format!("response{id} {}", v["result"]),
+        Kind::Error => format!("error{id} {}", v["error"]),
+        Kind::Other => msg.text().to_owned(),
+    };
+    if text.chars().count() > SUMMARY_CHARS {
+        let mut cut: String = text.chars().take(SUMMARY_CHARS - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        text
+    }
+}
+
+/// An error response to `id` (raw JSON), as a line.
+fn error_line(id: &str, code: i64, text: &str) -> Vec<u8> {
+    let msg = json!({"code": code, "message": text});
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{msg}}}\n").into_bytes()
+}
+
+impl Replay {
+    /// Prepares the replay of `conn`, one of `tape`'s connections.
+    pub fn new(tape: &Tape, conn: &Connection, opts: Options) -> Replay {
+        let mut steps: Vec<Step> = conn
+            .entries
+            .iter()
+            .map(|&i| &tape.entries[i])
+            .filter(|e| e.meta.dir != Direction::Lifecycle)
+            .map(|e| Step {
+                line: e.line,
+                dir: e.meta.dir,
+                message: e.message.clone(),
+                ts: ts_of(e),
+                done: false,
+                optional: false,
+            })
+            .collect();
+        // Client pings (and their answers) are answered live, never required.
+        let pings: HashSet<String> = steps
+            .iter()
+            .filter(|s| s.dir == Direction::Send && s.message.kind() == Kind::Request)
+            .filter(|s| s.message.method() == Some("ping"))
+            .filter_map(|s| s.message.id().map(str::to_owned))
+            .collect();
+        steps.retain(|s| {
+            let answer = matches!(s.message.kind(), Kind::Response | Kind::Error);
+            let ping = s.message.method() == Some("ping") && s.dir == Direction::Send;
+            let ping_answer = answer
+                && s.dir == Direction::Recv
+                && s.message.id().is_some_and(|i| pings.contains(i));
+            !(ping || ping_answer)
+        });
+        // A recorded discovery probe is optional, with its answer.
+        let probes: HashSet<String> = steps
+            .iter()
+            .filter(|s| s.dir == Direction::Send && s.message.method() == Some("server/discover"))
+            .filter_map(|s| s.message.id().map(str::to_owned))
+            .collect();
+        for s in steps.iter_mut() {
+            let is_probe =
+                s.dir == Direction::Send && s.message.method() == Some("server/discover");
+            let is_answer = s.dir == Direction::Recv
+                && matches!(s.message.kind(), Kind::Response | Kind::Error)
+                && s.message.id().is_some_and(|i| probes.contains(i));
+            s.optional = is_probe || is_answer;
+        }
+        let mut versions = HashSet::new();
+        let mut discover_answer = None;
+        let mut probe_ids: HashSet<(String, String)> = HashSet::new();
+        for c in tape
+            .connections()
+            .iter()
+            .filter(|c| c.server == conn.server)
+        {
+            for &i in &c.entries {
+                let e = &tape.entries[i];
+                let m = &e.message;
+                if e.meta.dir == Direction::Send && m.method() == Some("server/discover") {
+                    probe_ids.insert((c.id.clone(), m.id().unwrap_or_default().to_owned()));
+                }
+                if e.meta.dir != Direction::Recv
+                    || !matches!(m.kind(), Kind::Response | Kind::Error)
+                {
+                    continue;
+                }
+                if let Some(v) = message::raw_member(m.text(), &["result", "protocolVersion"]) {
+                    versions.insert(v.to_owned());
+                }
+                let key = (c.id.clone(), m.id().unwrap_or_default().to_owned());
+                if discover_answer.is_none() && probe_ids.contains(&key) {
+                    discover_answer = Some(m.clone());
+                }
+            }
+        }
+        Replay {
+            steps,
+            pos: 0,
+            ids: HashMap::new(),
+            tokens: HashMap::new(),
+            versions,
+            asked_version: None,
+            discover_answer,
+            last_ts: None,
+            diverged: None,
+            verdict: Verdict {
+                server: conn.server.clone(),
+                conn: Some(conn.id.clone()),
+                ..Verdict::default()
+            },
+            opts,
+        }
+    }
+
+    /// What the server said before the client said anything (usually nothing).
+    pub fn start(&mut self) -> Vec<Out> {
+        self.advance()
+    }
+
+    /// Takes one line from the client (its text, without line terminator) and returns
+    /// what to send back.
+    pub fn on_client(&mut self, text: &[u8]) -> Vec<Out> {
+        if text.trim_ascii().is_empty() {
+            return Vec::new();
+        }
+        if message::shape(text) != Shape::Object {
+            let shown = String::from_utf8_lossy(&text[..text.len().min(80)]).into_owned();
+            self.verdict.problems.push(format!(
+                "the client sent a line that is not a JSON-RPC message: {shown}"
+            ));
+            return vec![self.now(error_line(
+                "null",
+                PARSE_ERROR,
+                &format!("Parse error: not a JSON-RPC message: {shown}"),
+            ))];
+        }
+        let msg = Message::new(text.to_vec());
+        let live_id = msg.id().unwrap_or("null").to_owned();
+        if let Some(why) = &self.diverged {
+            return match msg.kind() {
+                Kind::Request => vec![self.now(error_line(&live_id, DIVERGED_CODE, why))],
+                _ => Vec::new(),
+            };
+        }
+        if msg.kind() == Kind::Request && msg.method() == Some("ping") {
+            return vec![self.now(
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{live_id},\"result\":{{}}}}\n").into_bytes(),
+            )];
+        }
+        let probing = msg.kind() == Kind::Request && msg.method() == Some("server/discover");
+        let candidates = self.candidates();
+        if !probing {
+            self.skip_optional(&candidates);
+        }
+        let candidates = self.candidates();
+        if let Some(&c) = candidates
+            .iter()
+            .find(|&&c| self.opts.matcher.matches(&self.steps[c].message, &msg))
+        {
+            self.consume(c, &msg);
+            return self.advance();
+        }
+        if probing {
+            // The tape's client did not probe here: answer as this server did elsewhere.
+            let line = match &self.discover_answer {
+                Some(answer) => {
+                    let text = message::replace_member(answer.text(), &["id"], &live_id)
+                        .unwrap_or_default();
+                    format!("{text}\n").into_bytes()
+                }
+                None => error_line(&live_id, METHOD_NOT_FOUND, "Method not found"),
+            };
+            return vec![self.now(line)];
+        }
+        self.diverge(&msg, candidates.first().copied())
+    }
+
+    /// The verdict, once the client has hung up.
+    pub fn finish(mut self) -> Verdict {
+        if self.verdict.mismatch.is_none() {
+            self.verdict.leftovers = self
+                .steps
+                .iter()
+                .filter(|s| s.dir == Direction::Send && !s.done && !s.optional)
+                .map(|s| Leftover {
+                    line: s.line,
+                    summary: summary(&s.message),
+                })
+                .collect();
+        }
+        self.verdict
+    }
+
+    /// The send steps the next client message may match: the next one, after any
+    /// optional probes; with `unordered`, the whole burst (the requests the client sent
+    /// before any of their answers came back).
+    fn candidates(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut ids = HashSet::new();
+        let mut answered = false;
+        for i in (self.pos..self.steps.len()).filter(|&i| !self.steps[i].done) {
+            let s = &self.steps[i];
+            if s.optional {
+                if s.dir == Direction::Send {
+                    out.push(i);
+                }
+                continue;
+            }
+            match s.dir {
+                Direction::Send if answered => break,
+                Direction::Send => {
+                    out.push(i);
+                    if !self.opts.unordered {
+                        break;
+                    }
+                    if let Some(id) = s.message.id().filter(|_| s.message.kind() == Kind::Request) {
+                        ids.insert(id.to_owned());
+                    }
+                }
+                _ if !self.opts.unordered => break,
+                _ => answered |= s.message.id().is_some_and(|id| ids.contains(id)),
+            }
+        }
+        out
+    }
+
+    /// The client did not probe: drop recorded probes (and their answers) at the front.
+    fn skip_optional(&mut self, candidates: &[usize]) {
+        for &c in candidates {
+            if !self.steps[c].optional {
+                continue;
+            }
+            self.steps[c].done = true;
+            let id = self.steps[c].message.id().map(str::to_owned);
+            for s in self.steps.iter_mut().skip(c) {
+                if s.dir == Direction::Recv && s.optional && s.message.id().map(str::to_owned) == id
+                {
+                    s.done = true;
+                }
+            }
+        }
+    }
+
+    fn consume(&mut self, i: usize, live: &Message) {
+        let step = &mut self.steps[i];
+        step.done = true;
+        self.verdict.matched += 1;
+        if let Some(ts) = step.ts {
+            self.last_ts = Some(ts);
+        }
+        let recorded = &step.message;
+        if recorded.kind() != Kind::Request {
+            return;
+        }
+        if let (Some(rec), Some(now)) = (recorded.id(), live.id()) {
+            self.ids.insert(rec.to_owned(), now.to_owned());
+        }
+        let token = ["params", "_meta", "progressToken"];
+        if let (Some(rec), Some(now)) = (
+            message::raw_member(recorded.text(), &token),
+            message::raw_member(live.text(), &token),
+        ) {
+            self.tokens.insert(rec.to_owned(), now.to_owned());
+        }
+        if recorded.method() == Some("initialize") {
+            self.asked_version =
+                message::raw_member(live.text(), &["params", "protocolVersion"]).map(str::to_owned);
+        }
+    }
+
+    /// Gives the client every recv step that is due.
+    fn advance(&mut self) -> Vec<Out> {
+        let mut out = Vec::new();
+        while self.pos < self.steps.len() {
+            let step = &self.steps[self.pos];
+            if step.done {
+                self.pos += 1;
+                continue;
+            }
+            if step.dir == Direction::Send {
+                break;
+            }
+            let delay = match (self.last_ts, step.ts) {
+                (Some(a), Some(b)) => b.duration_since(a).unwrap_or_default(),
+                _ => Duration::ZERO,
+            };
+            if step.ts.is_some() {
+                self.last_ts = step.ts;
+            }
+            let line = self.rewrite(&self.steps[self.pos].message);
+            self.steps[self.pos].done = true;
+            self.verdict.answered += 1;
+            out.push(Out { delay, line });
+            self.pos += 1;
+        }
+        out
+    }
+
+    /// The recorded message with the live id, progress token or protocol version.
+    fn rewrite(&self, msg: &Message) -> Vec<u8> {
+        let mut text = msg.text().to_owned();
+        if matches!(msg.kind(), Kind::Response | Kind::Error)
+            && let Some(live) = msg.id().and_then(|id| self.ids.get(id))
+        {
+            text = message::replace_member(&text, &["id"], live).unwrap_or(text);
+        }
+        if msg.kind() == Kind::Notification && msg.method() == Some("notifications/progress") {
+            let path = ["params", "progressToken"];
+            if let Some(live) = message::raw_member(&text, &path).and_then(|t| self.tokens.get(t)) {
+                text = message::replace_member(&text, &path, live).unwrap_or(text);
+            }
+        }
+        if msg.kind() == Kind::Response
+            && let Some(asked) = &self.asked_version
+        {
+            let path = ["result", "protocolVersion"];
+            let is_init = message::raw_member(&text, &["result", "serverInfo"]).is_some();
+            if is_init
+                && self.versions.contains(asked)
+                && message::raw_member(&text, &path).is_some()
+            {
+                text = message::replace_member(&text, &path, asked).unwrap_or(text);
+            }
+        }
+        text.push('\n');
+        text.into_bytes()
+    }
+
+    fn now(&self, line: Vec<u8>) -> Out {
+        Out {
+            delay: Duration::ZERO,
+            line,
+        }
+    }
+
+    fn diverge(&mut self, msg: &Message, expected: Option<usize>) -> Vec<Out> {
+        let server = self.verdict.server.clone();
+        let conn = self.verdict.conn.clone().unwrap_or_default();
+        let got = summary(msg);
+        let later = (self.pos..self.steps.len())
+            .filter(|&i| {
+                !self.steps[i].done && self.steps[i].dir == Direction::Send && Some(i) != expected
+            })
+            .find(|&i| self.opts.matcher.matches(&self.steps[i].message, msg))
+            .map(|i| self.steps[i].line);
+        let live = self.opts.matcher.normalize(msg);
+        let (why, mismatch) = match expected {
+            Some(i) => {
+                let step = &self.steps[i];
+                let want = summary(&step.message);
+                let mut why = format!(
+                    "mcptape replay of server `{server}` connection `{conn}`: expected {want} (tape line {}), got {got}",
+                    step.line
+                );
+                if let Some(l) = later {
+                    why.push_str(&format!(
+                        "; that message is at tape line {l}, later in the script"
+                    ));
+                }
+                let diff = matcher::diff(
+                    &self.opts.matcher.normalize(&step.message),
+                    &live,
+                    &format!("expected (tape line {})", step.line),
+                    "got",
+                );
+                (
+                    why,
+                    Mismatch {
+                        line: Some(step.line),
+                        expected: want,
+                        got,
+                        diff,
+                        later_line: later,
+                    },
+                )
+            }
+            None => {
+                let end = self.steps.last().map(|s| s.line).unwrap_or(0);
+                let why = format!(
+                    "mcptape replay of server `{server}` connection `{conn}`: expected nothing more from the client (the recording ends at tape line {end}), got {got}"
+                );
+                let diff = matcher::diff(
+                    &serde_json::Value::Null,
+                    &live,
+                    "expected (end of recording)",
+                    "got",
+                );
+                (
+                    why,
+                    Mismatch {
+                        line: None,
+                        expected: "nothing more".into(),
+                        got,
+                        diff,
+                        later_line: None,
+                    },
+                )
+            }
+        };
+        self.verdict.mismatch = Some(mismatch);
+        self.diverged = Some(why.clone());
+        match msg.kind() {
+            Kind::Request => {
+                vec![self.now(error_line(msg.id().unwrap_or("null"), DIVERGED_CODE, &why))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! What a replaying proxy found, written for its `mcptape replay` parent.
+//!
+//! Each replayed connection leaves one JSON file in `MCPTAPE_REPORT` when its client
+//! hangs up; the parent reads them all after its command exits, adds the recorded
+//! connections nobody used, prints a summary and decides the exit status.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// A message the client sent that the tape did not expect.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mismatch {
+    /// The tape line of the expected entry (none when the script had ended).
+    pub line: Option<usize>,
+    /// The expected message, in short.
+    pub expected: String,
+    /// What came, in short.
+    pub got: String,
+    /// A unified diff of the two, pretty-printed and normalized.
+    pub diff: String,
+    /// A later tape line the message does match, if any (the client skipped ahead).
+    pub later_line: Option<usize>,
+}
+
+/// A send entry the client never sent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Leftover {
+    /// Its tape line.
+    pub line: usize,
+    /// The message, in short.
+    pub summary: String,
+}
+
+/// The outcome of one replayed connection.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The server's name.
+    pub server: String,
+    /// The recorded connection served (none when there was none to serve).
+    pub conn: Option<String>,
+    /// Client messages matched against the tape.
+    pub matched: usize,
+    /// Recorded server messages given to the client.
+    pub answered: usize,
+    /// The first divergence (replay of the connection stops there).
+    pub mismatch: Option<Mismatch>,
+    /// Recorded client messages that never came.
+    pub leftovers: Vec<Leftover>,
+    /// Anything else that went wrong (garbage from the client, no connection to serve).
+    pub problems: Vec<String>,
+}
+
+impl Verdict {
+    /// True when the connection replayed exactly as recorded.
+    pub fn ok(&self) -> bool {
+        self.mismatch.is_none() && self.leftovers.is_empty() && self.problems.is_empty()
+    }
+
+    /// Writes the verdict into a report directory, under a name of its own.
+    pub fn leave(&self, dir: &Path) -> std::io::Result<()> {
+        let name = format!(
+            "verdict-{}-{}.json",
+            std::process::id(),
+            self.conn.as_deref().unwrap_or("none")
+        );
+        let name: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join(name), text)
+    }
+
+    /// Every verdict left in a report directory.
+    pub fn collect(dir: &Path) -> Vec<Verdict> {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Verdict> = read
+            .flatten()
+            .filter(|f| f.file_name().to_string_lossy().starts_with("verdict-"))
+            .filter_map(|f| std::fs::read_to_string(f.path()).ok())
+            .filter_map(|t| serde_json::from_str(&t).ok())
+            .collect();
+        out.sort_by(|a, b| (&a.server, &a.conn).cmp(&(&b.server, &b.conn)));
+        out
+    }
+
+    /// A readable account, several lines, for stderr.
+    pub fn describe(&self) -> String {
+        let conn = self.conn.as_deref().unwrap_or("-");
+        let mut out = if self.ok() {
+            format!(
+                "ok       server `{}` connection `{conn}`: {} client messages matched, {} answers given\n",
+                self.server, self.matched, self.answered
+            )
+        } else {
+            format!("DIVERGED server `{}` connection `{conn}`:\n", self.server)
+        };
+        for p in &self.problems {
+            out.push_str(&format!("  {p}\n"));
+        }
+        if let Some(m) = &self.mismatch {
+            let at = m
+                .line
+                .map(|l| format!(" (tape line {l})"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  expected {}{at}\n  got      {}\n",
+                m.expected, m.got
+            ));
+            if let Some(later) = m.later_line {
+                out.push_str(&format!(
+                    "  what came matches tape line {later}, later in the script: the client skipped what comes before it\n"
+                ));
+            }
+            for l in m.diff.lines() {
+                out.push_str(&format!("  {l}\n"));
+            }
+        }
+        for l in &self.leftovers {
+            out.push_str(&format!(
+                "  never sent (tape line {}): {}\n",
+                l.line, l.summary
+            ));
+        }
+        out
+    }
+}
