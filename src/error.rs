@@ -71,7 +71,7 @@ pub enum TapeError {
         source: std::io::Error,
     },
     /// A tape that does not exist.
-    #[error("no tape `{}`", path.display())]
+    #[error("no tape `{}` (`mcptape list` shows the recorded sessions)", path.display())]
     Missing {
         /// Where it was looked for.
         path: PathBuf,
@@ -153,6 +153,18 @@ impl Error {
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, Error::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
+}
+
+/// The error and its causes on one line: `cannot write to tape `x`: No space left on device`.
+pub fn chain(err: &Error) -> String {
+    let mut out = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
 }
 
 /// Prints `error: …` and one `caused by: …` per source on stderr; returns the exit code.

@@ -22,6 +22,7 @@ pub mod matcher;
 pub mod message;
 pub mod mode;
 pub mod process;
+pub mod report;
 pub mod stdio;
 pub mod tap;
 pub mod tape;

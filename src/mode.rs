@@ -9,6 +9,10 @@
 //! variables are used together (a relative path or name is resolved against that
 //! process's `MCPTAPE_HOME` and working directory). Other systems see only their own
 //! environment.
+//!
+//! A variable that is present but empty decides too: `MCPTAPE_RECORD=` turns the mode
+//! off for everything below, whatever older ancestors say. The walk never crosses to a
+//! process of another user (a root proxy under `sudo` does not take a user's tape path).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,7 +45,7 @@ pub enum Source {
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Source::Own => f.write_str("own environment"),
+            Source::Own => f.write_str("proxy's own environment"),
             Source::Ancestor { pid, name } => {
                 write!(f, "environment of ancestor `{name}` (pid {pid})")
             }
@@ -75,8 +79,9 @@ impl ModeEnv {
             .is_none_or(|list| list.split(',').any(|s| s.trim() == server))
     }
 
-    fn has_mode(&self) -> bool {
-        self.get(ENV_RECORD).is_some() || self.get(ENV_REPLAY).is_some()
+    /// True when this environment says something about the mode (even "off").
+    fn decides(&self) -> bool {
+        self.vars.contains_key(ENV_RECORD) || self.vars.contains_key(ENV_REPLAY)
     }
 }
 
@@ -95,17 +100,17 @@ pub fn own() -> ModeEnv {
 /// ancestor's that does (Linux), else our own (which then means passthrough).
 pub fn find() -> ModeEnv {
     let mine = own();
-    if mine.has_mode() {
+    if mine.decides() {
         return mine;
     }
-    ancestors().find(ModeEnv::has_mode).unwrap_or(mine)
+    ancestors().find(ModeEnv::decides).unwrap_or(mine)
 }
 
 /// Our ancestors' environments, nearest first, as far as they can be read.
 fn ancestors() -> impl Iterator<Item = ModeEnv> {
     let mut pid = parent_of(std::process::id());
     std::iter::from_fn(move || {
-        let current = pid.filter(|&p| p > 1)?;
+        let current = pid.filter(|&p| p > 1 && same_user(p))?;
         pid = parent_of(current);
         Some(read_env(current))
     })
@@ -121,6 +126,27 @@ fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(proc_path(pid, "stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// True when the process's real and effective uids are ours.
+fn same_user(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(proc_path(pid, "status")) else {
+        return false;
+    };
+    let ids: Vec<u32> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let ours = [
+        nix::unistd::getuid().as_raw(),
+        nix::unistd::geteuid().as_raw(),
+    ];
+    ids.len() >= 2 && ids[..2] == ours
 }
 
 fn read_env(pid: u32) -> Option<ModeEnv> {
@@ -145,6 +171,13 @@ fn read_env(pid: u32) -> Option<ModeEnv> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_parent_is_of_our_user() {
+        let parent = parent_of(std::process::id()).expect("parent");
+        assert!(same_user(parent));
+        assert!(!same_user(u32::MAX), "no such process");
+    }
 
     #[test]
     fn reads_our_parent() {

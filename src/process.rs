@@ -122,6 +122,12 @@ impl Server {
     }
 }
 
+/// True when we run in the foreground process group of a terminal, where the terminal's
+/// SIGINT reaches the whole group.
+fn in_terminal_foreground() -> bool {
+    nix::unistd::tcgetpgrp(std::io::stdin()).is_ok_and(|fg| fg == nix::unistd::getpgrp())
+}
+
 /// The exit status a wrapper passes on: the code, or 128+N when killed by signal N.
 pub fn exit_code(status: ExitStatus) -> u8 {
     use std::os::unix::process::ExitStatusExt;
@@ -207,8 +213,9 @@ pub fn run_wrapped(mut cmd: tokio::process::Command, display: &str) -> Result<u8
                 }
                 _ = term.recv() => forward(Signal::SIGTERM),
                 _ = hup.recv() => forward(Signal::SIGHUP),
-                // The terminal sent SIGINT to CMD too (same process group): wait for it.
-                _ = int.recv() => {}
+                // A terminal's Ctrl-C reached CMD too (same foreground process group): wait
+                // for it. A SIGINT sent to us alone (kill, timeout -s INT) is passed on.
+                _ = int.recv() => if !in_terminal_foreground() { forward(Signal::SIGINT) },
             }
         }
     });

@@ -3,7 +3,10 @@
 //! tokio's `stdin()`/`stdout()` run every read and write on the blocking pool. When the
 //! descriptor is a pipe (Python clients) or a socket (Node clients: libuv's stdio pipes
 //! are socketpairs), it is registered with the reactor instead, like the child's pipes.
-//! Anything else (a terminal, a file) falls back to tokio's blocking-pool streams.
+//! Anything else (a terminal, a file) falls back to tokio's blocking-pool streams, and
+//! so does a descriptor that is the same pipe or socket as our stderr (`2>&1`):
+//! non-blocking mode belongs to the shared file description, and the server inherits our
+//! stderr, which must stay blocking for it and for us.
 
 use std::fs::File;
 use std::io;
@@ -25,10 +28,15 @@ enum Kind {
 }
 
 fn dup(fd: impl AsFd) -> io::Result<(OwnedFd, Kind)> {
+    use std::os::unix::fs::MetadataExt;
     let owned = fd.as_fd().try_clone_to_owned()?;
     let file = File::from(owned);
-    let ty = file.metadata()?.file_type();
-    let kind = if ty.is_fifo() {
+    let meta = file.metadata()?;
+    let ty = meta.file_type();
+    let stderr = File::from(io::stderr().as_fd().try_clone_to_owned()?).metadata()?;
+    let kind = if (meta.dev(), meta.ino()) == (stderr.dev(), stderr.ino()) {
+        Kind::Other
+    } else if ty.is_fifo() {
         Kind::Pipe
     } else if ty.is_socket() {
         Kind::Socket

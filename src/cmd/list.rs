@@ -58,8 +58,8 @@ impl cli::List {
                     });
                 t.push_str(&format!(
                     "{:<24} {:>10} {:>5}  {:<24} {}\n",
-                    r["session"].as_str().unwrap_or(""),
-                    r["bytes"],
+                    super::show::printable(r["session"].as_str().unwrap_or("")),
+                    r["bytes"].as_u64().unwrap_or(0),
                     r["connections"]
                         .as_u64()
                         .map(|c| c.to_string())

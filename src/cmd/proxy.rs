@@ -10,16 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use futures_util::StreamExt;
-use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio_util::codec::FramedRead;
 
 use crate::cli;
-use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result, TapeError};
+use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
 use crate::framing::{self, Frame, LineCodec};
 use crate::matcher::{Glob, Matcher};
 use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ModeEnv, Source};
 use crate::process::Signals;
+use crate::report;
 use crate::stdio;
 use crate::tap::{Tap, new_conn_id};
 use crate::tape::{Tape, TapeWriter, store};
@@ -45,6 +45,13 @@ enum Mode {
         report: Option<PathBuf>,
         source: String,
     },
+    /// Recording was asked for by the environment but cannot happen: the session goes on
+    /// unrecorded (a proxy left in an agent's config must never break it), with a warning
+    /// and a report to the `record` parent.
+    RecordFailed {
+        error: Error,
+        report: Option<PathBuf>,
+    },
     Replay {
         tape: PathBuf,
         report: Option<PathBuf>,
@@ -55,7 +62,7 @@ enum Mode {
 
 fn describe(source: &Source, var: &str) -> String {
     match source {
-        Source::Own => format!("{var} is set"),
+        Source::Own => format!("{var} is set in its own environment"),
         other => format!("{var} from the {other}"),
     }
 }
@@ -64,6 +71,14 @@ impl cli::Proxy {
     /// Runs the proxy until the client or the server is gone; returns the exit status.
     pub fn run(self) -> Result<ExitCode> {
         let (server, derived) = match &self.server {
+            Some(name)
+                if name.is_empty() || name.contains(',') || name.chars().any(char::is_control) =>
+            {
+                return Err(Error::Usage(format!(
+                    "invalid --server `{}`: a server name is not empty and has no `,` or control characters",
+                    name.escape_debug()
+                )));
+            }
             Some(name) => (name.clone(), false),
             None => (derive_name(&self.command), true),
         };
@@ -73,19 +88,57 @@ impl cli::Proxy {
             );
         }
         let mode = self.mode(&server)?;
+        let _running = match &mode {
+            Mode::Record {
+                report: Some(dir), ..
+            }
+            | Mode::RecordFailed {
+                report: Some(dir), ..
+            }
+            | Mode::Replay {
+                report: Some(dir), ..
+            } => report::hold(dir),
+            _ => None,
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
         let code = match mode {
             Mode::Passthrough => runtime.block_on(relay(&self.command, None, self.max_line_bytes)),
+            Mode::RecordFailed { error, report } => {
+                let problem = crate::error::chain(&error);
+                eprintln!(
+                    "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
+                );
+                if let Some(dir) = &report {
+                    report::leave_problem(dir, &server, &problem);
+                }
+                runtime.block_on(relay(&self.command, None, self.max_line_bytes))
+            }
             Mode::Record {
                 tape,
                 report,
                 source,
             } => {
-                store::ensure_dir(&tape)?;
-                let writer = TapeWriter::open(&tape)?;
+                let opened = store::ensure_dir(&tape).and_then(|()| TapeWriter::open(&tape));
+                let writer = match (opened, &report) {
+                    (Ok(writer), _) => writer,
+                    (Err(e), _) if self.record.is_some() => return Err(e.into()),
+                    (Err(e), report) => {
+                        let problem = crate::error::chain(&Error::from(e));
+                        eprintln!(
+                            "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
+                        );
+                        if let Some(dir) = report {
+                            report::leave_problem(dir, &server, &problem);
+                        }
+                        let code =
+                            runtime.block_on(relay(&self.command, None, self.max_line_bytes));
+                        runtime.shutdown_background();
+                        return code.map(ExitCode::from);
+                    }
+                };
                 eprintln!(
                     "mcptape: recording server `{server}` into `{}` ({source})",
                     tape.display()
@@ -97,8 +150,8 @@ impl cli::Proxy {
                     self.max_line_bytes,
                 ));
                 let outcome = tap.finish();
-                if let (Some(err), Some(dir)) = (&outcome.error, &report) {
-                    leave_report(dir, &server, err);
+                if let (Some(err), Some(dir)) = (outcome.error, &report) {
+                    report::leave_problem(dir, &server, &crate::error::chain(&Error::from(err)));
                 }
                 code
             }
@@ -194,17 +247,32 @@ impl cli::Proxy {
         if !env.covers(server) {
             return Ok(Mode::Passthrough);
         }
-        let home = store::home(env.get(ENV_HOME))?;
         let report = env.get(ENV_REPORT).map(PathBuf::from);
+        let home = match store::home(env.get(ENV_HOME)) {
+            Ok(home) => home,
+            Err(e) if env.get(ENV_REPLAY).is_none() => {
+                return Ok(Mode::RecordFailed {
+                    error: e.into(),
+                    report,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         match (env.get(ENV_RECORD), env.get(ENV_REPLAY)) {
             (Some(_), Some(_)) => Err(Error::Usage(format!(
                 "both {ENV_RECORD} and {ENV_REPLAY} are set in the {}; set one",
                 env.source
             ))),
-            (Some(session), None) => Ok(Mode::Record {
-                tape: store::resolve(session, &home, &env.cwd)?,
-                report,
-                source: describe(&env.source, ENV_RECORD),
+            (Some(session), None) => Ok(match store::resolve(session, &home, &env.cwd) {
+                Ok(tape) => Mode::Record {
+                    tape,
+                    report,
+                    source: describe(&env.source, ENV_RECORD),
+                },
+                Err(e) => Mode::RecordFailed {
+                    error: e.into(),
+                    report,
+                },
             }),
             (None, Some(session)) => Ok(Mode::Replay {
                 tape: store::resolve(session, &home, &env.cwd)?,
@@ -214,21 +282,6 @@ impl cli::Proxy {
             }),
             (None, None) => Ok(Mode::Passthrough),
         }
-    }
-}
-
-/// Tells the `record` parent that this proxy's recording is incomplete.
-fn leave_report(dir: &Path, server: &str, err: &TapeError) {
-    let cause = std::error::Error::source(err)
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    let report = json!({"server": server, "error": format!("{err}: {cause}")});
-    let path = dir.join(format!("record-{}.json", std::process::id()));
-    if let Err(e) = std::fs::write(&path, report.to_string()) {
-        eprintln!(
-            "mcptape: cannot leave a report in `{}`: {e}",
-            path.display()
-        );
     }
 }
 

@@ -14,6 +14,7 @@ use crate::cli;
 use crate::error::{EXIT_TAPE, Error, Result};
 use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
 use crate::process;
+use crate::report::{self, ReportDir};
 use crate::tape::{Tape, store};
 
 impl cli::Record {
@@ -31,7 +32,9 @@ impl cli::Record {
         let own = mode::own();
         let home = store::home(own.get(ENV_HOME))?;
         let tape = store::resolve(&self.session, &home, &own.cwd)?;
-        store::start_fresh(&tape)?;
+        if let Some(prev) = store::start_fresh(&tape)? {
+            eprintln!("mcptape: the previous tape is kept as `{}`", prev.display());
+        }
         let servers = self.servers.join(",");
         if self.command.is_empty() {
             super::print_exports(&[
@@ -41,9 +44,7 @@ impl cli::Record {
             ]);
             return Ok(ExitCode::SUCCESS);
         }
-        let report = tempfile::Builder::new()
-            .prefix("mcptape-report-")
-            .tempdir()
+        let mut report = ReportDir::new()
             .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..])
@@ -56,7 +57,8 @@ impl cli::Record {
             cmd.env(ENV_SERVERS, &servers);
         }
         let code = process::run_wrapped(cmd, &process::display(&self.command))?;
-        let problems = read_reports(report.path());
+        report.wait_for_proxies();
+        let problems = report::problems(report.path());
         summarize(&tape);
         for p in &problems {
             eprintln!("mcptape: error: {p}");
@@ -68,33 +70,15 @@ impl cli::Record {
     }
 }
 
-/// The problems proxies reported, one line each.
-fn read_reports(dir: &Path) -> Vec<String> {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = read
-        .flatten()
-        .filter_map(|f| std::fs::read_to_string(f.path()).ok())
-        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .map(|v| {
-            format!(
-                "the recording of server `{}` is incomplete: {}",
-                v["server"].as_str().unwrap_or("?"),
-                v["error"].as_str().unwrap_or("?")
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 /// One line on stderr saying what the tape now holds, or that nothing reached it.
 fn summarize(tape: &Path) {
     let loaded = match Tape::load(tape) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("mcptape: warning: cannot read back the tape: {e}");
+            eprintln!(
+                "mcptape: warning: cannot read back the tape: {}",
+                crate::error::chain(&e.into())
+            );
             return;
         }
     };

@@ -14,6 +14,7 @@ use crate::error::{EXIT_TAPE, Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
 use crate::process;
+use crate::report::ReportDir;
 use crate::tape::{Tape, store};
 use crate::verdict::Verdict;
 
@@ -76,9 +77,7 @@ impl cli::Replay {
             super::print_exports(&vars);
             return Ok(ExitCode::SUCCESS);
         }
-        let report = tempfile::Builder::new()
-            .prefix("mcptape-report-")
-            .tempdir()
+        let mut report = ReportDir::new()
             .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..]).env(ENV_REPORT, report.path());
@@ -89,6 +88,7 @@ impl cli::Replay {
             };
         }
         let code = process::run_wrapped(cmd, &process::display(&self.command))?;
+        report.wait_for_proxies();
         let verdicts = Verdict::collect(report.path());
         let mut failed = false;
         for v in &verdicts {

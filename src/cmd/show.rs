@@ -61,6 +61,7 @@ fn width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse().ok())
+        .filter(|&w| w > 0)
         .unwrap_or(DEFAULT_WIDTH)
 }
 
@@ -105,12 +106,12 @@ fn compact(v: &Value) -> String {
 /// The readable trace of every connection.
 pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String {
     let mut out = String::new();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let header = format!(
-        "tape {} · {} connection{} · {} entries",
+        "tape {} · {} · {}",
         tape.path.display(),
-        conns.len(),
-        if conns.len() == 1 { "" } else { "s" },
-        tape.entries.len()
+        plural(conns.len(), "connection"),
+        plural(tape.entries.len(), "entry").replace("entrys", "entries")
     );
     push(&mut out, width, &header);
     for conn in conns {
@@ -123,7 +124,11 @@ pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String 
         push(
             &mut out,
             width,
-            &format!("── {} · conn {} · {started}", conn.server, conn.id),
+            &format!(
+                "── {} · conn {} · {started}",
+                printable(&conn.server),
+                printable(&conn.id)
+            ),
         );
         let mut asked: HashMap<(Direction, String), SystemTime> = HashMap::new();
         for e in entries {
@@ -136,6 +141,20 @@ pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String 
         }
     }
     out
+}
+
+/// A name from a tape as it may be printed: control characters escaped, so that a
+/// shared tape cannot drive the terminal.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn push(out: &mut String, width: Option<usize>, line: &str) {
@@ -190,7 +209,7 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
                 _ => Direction::Send,
             };
             let took = match (asked.remove(&(other, id.to_owned())), ts(e)) {
-                (Some(a), Some(b)) => format!(" {:.1}ms", secs(a, b) * 1000.0),
+                (Some(a), Some(b)) => format!(" {}ms", (secs(a, b) * 1000.0).round()),
                 _ => String::new(),
             };
             if kind == Kind::Error {

@@ -157,8 +157,13 @@ pub fn decode(line: &str) -> Result<Decoded, String> {
     let span = |v: &RawValue| crate::message::span(line, v);
     let (_, meta_end) = span(members[idx].1);
     let message = if idx > 0 {
+        // Cut from the comma that separates `_meta` from the member before it: any
+        // whitespace the message had before that comma stays.
         let (_, prev_end) = span(members[idx - 1].1);
-        format!("{}{}", &line[..prev_end], &line[meta_end..])
+        let comma = line[prev_end..]
+            .find(',')
+            .map_or(prev_end, |i| prev_end + i);
+        format!("{}{}", &line[..comma], &line[meta_end..])
     } else if members.len() > 1 {
         let comma = line[meta_end..]
             .find(',')
@@ -215,6 +220,14 @@ mod tests {
         let d = decode(text).expect("decode");
         assert_eq!(d.message, raw);
         assert_eq!(d.meta, meta());
+    }
+
+    #[test]
+    fn whitespace_before_the_closing_brace_is_kept() {
+        let raw = r#"{ "id": 1 , "method": "x" }"#;
+        let line = encode(raw.as_bytes(), &meta());
+        let d = decode(std::str::from_utf8(&line).expect("utf8")).expect("decode");
+        assert_eq!(d.message, raw);
     }
 
     #[test]

@@ -121,23 +121,23 @@ pub fn ensure_dir(tape: &Path) -> Result<(), TapeError> {
     Ok(())
 }
 
-/// Starts a fresh tape for `record`: keeps the previous one as `.prev`, creates an empty
-/// 0600 file, and proves the directory is writable before anything runs.
-pub fn start_fresh(tape: &Path) -> Result<(), TapeError> {
+/// Starts a fresh tape for `record`: keeps the previous one as `.prev` (returning where),
+/// creates an empty 0600 file, and proves the directory is writable before anything runs.
+pub fn start_fresh(tape: &Path) -> Result<Option<PathBuf>, TapeError> {
     ensure_dir(tape)?;
     let open_err = |source| TapeError::Open {
         path: tape.to_path_buf(),
         source,
     };
-    match fs::metadata(tape) {
-        Ok(m) if m.is_file() && m.len() > 0 => {
-            fs::rename(tape, prev_path(tape)).map_err(open_err)?;
-        }
-        _ => {}
+    let mut kept = None;
+    if fs::metadata(tape).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        let prev = prev_path(tape);
+        fs::rename(tape, &prev).map_err(open_err)?;
+        kept = Some(prev);
     }
     let writer = crate::tape::TapeWriter::open(tape)?;
     drop(writer);
-    Ok(())
+    Ok(kept)
 }
 
 /// One tape in the recordings directory.

@@ -26,6 +26,7 @@ impl TapeWriter {
             source,
         };
         let file = OpenOptions::new()
+            .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
@@ -49,17 +50,40 @@ impl TapeWriter {
         &self.path
     }
 
-    /// Appends one whole line (which must end in `\n`) under the tape's lock.
+    /// Appends one whole line (which must end in `\n`) under the tape's lock. If the
+    /// tape does not end in `\n` (another writer failed mid-line), the torn line is ended
+    /// first, so that it stays one bad line instead of swallowing this one.
     pub fn append(&mut self, line: &[u8]) -> Result<(), TapeError> {
         let write_err = |source| TapeError::Write {
             path: self.path.clone(),
             source,
         };
         self.file.lock().map_err(write_err)?;
-        let written = self.file.write_all(line);
+        let written = self.torn().and_then(|torn| {
+            if torn {
+                let mut whole = Vec::with_capacity(line.len() + 1);
+                whole.push(b'\n');
+                whole.extend_from_slice(line);
+                self.file.write_all(&whole)
+            } else {
+                self.file.write_all(line)
+            }
+        });
         let unlocked = self.file.unlock();
         written.map_err(write_err)?;
         unlocked.map_err(write_err)
+    }
+
+    /// True when the tape is a non-empty regular file whose last byte is not `\n`.
+    fn torn(&self) -> std::io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+        let meta = self.file.metadata()?;
+        if !meta.is_file() || meta.len() == 0 {
+            return Ok(false);
+        }
+        let mut last = [0u8];
+        self.file.read_exact_at(&mut last, meta.len() - 1)?;
+        Ok(last[0] != b'\n')
     }
 
     /// Asks the OS to put what was written on disk (at the end of a connection).
@@ -90,6 +114,16 @@ mod tests {
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(std::fs::read(&path).expect("read"), b"{}\n");
+    }
+
+    #[test]
+    fn a_torn_line_left_by_another_writer_is_ended_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson");
+        std::fs::write(&path, "{\"torn\":").expect("write");
+        let mut w = TapeWriter::open(&path).expect("open");
+        w.append(b"{}\n").expect("append");
+        assert_eq!(std::fs::read(&path).expect("read"), b"{\"torn\":\n{}\n");
     }
 
     #[test]

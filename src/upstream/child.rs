@@ -8,6 +8,8 @@
 //! stdin is closed → wait → SIGTERM → wait → SIGKILL (graces in [`crate::process`]).
 
 use std::process::ExitStatus;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use futures_util::StreamExt;
 use nix::sys::signal::Signal;
@@ -35,12 +37,23 @@ enum PumpEnd {
     SinkGone,
 }
 
+/// How far a pump has got: lets the shutdown tell a slow reader (keep waiting) from
+/// a stdout held open by something the server left behind (stop it).
+#[derive(Debug, Default)]
+struct Progress {
+    /// Frames read plus frames written.
+    steps: AtomicU64,
+    /// True while a write to the other side is under way.
+    writing: AtomicBool,
+}
+
 /// Forwards frames from `src` to `dst` as they complete, then hands each to the tap.
 async fn pump<R, W>(
     mut src: FramedRead<R, LineCodec>,
     mut dst: W,
     dir: Direction,
     tap: Option<TapHandle>,
+    progress: Arc<Progress>,
 ) -> PumpEnd
 where
     R: AsyncRead + Unpin,
@@ -51,7 +64,12 @@ where
         let Ok(frame) = frame else {
             return PumpEnd::SourceClosed;
         };
-        if dst.write_all(frame.bytes()).await.is_err() || dst.flush().await.is_err() {
+        progress.steps.fetch_add(1, Ordering::Relaxed);
+        progress.writing.store(true, Ordering::Relaxed);
+        let written = dst.write_all(frame.bytes()).await.is_ok() && dst.flush().await.is_ok();
+        progress.writing.store(false, Ordering::Relaxed);
+        progress.steps.fetch_add(1, Ordering::Relaxed);
+        if !written {
             return PumpEnd::SinkGone;
         }
         let Some(tap) = &tap else { continue };
@@ -102,12 +120,15 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
         child_in,
         Direction::Send,
         tap.clone(),
+        Arc::default(),
     ));
+    let down_progress = Arc::new(Progress::default());
     let mut down: JoinHandle<PumpEnd> = tokio::spawn(pump(
         FramedRead::with_capacity(child_out, codec(), READ_BUFFER_BYTES),
         stdio::stdout(),
         Direction::Recv,
         tap.clone(),
+        Arc::clone(&down_progress),
     ));
 
     let mut up_done = false;
@@ -115,8 +136,15 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
     let mut kill_at: Option<tokio::time::Instant> = None;
     let mut reason = "server exited";
     let status: ExitStatus = loop {
+        // Biased: when the client's hang-up made the server exit, both are ready and the
+        // hang-up is the reason.
         tokio::select! {
-            status = server.child.wait() => break wait_result(status, &server.command)?,
+            biased;
+            sig = signals.recv() => {
+                reason = sig.as_str();
+                server.signal(sig);
+                kill_at.get_or_insert(tokio::time::Instant::now() + SIGTERM_GRACE);
+            }
             end = &mut up, if !up_done => {
                 up_done = true;
                 // The pump dropped the server's stdin on return: that is the MCP way to
@@ -130,31 +158,39 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
                 down_done = true;
                 if matches!(end, Ok(PumpEnd::SinkGone)) {
                     reason = "client stopped reading";
-                    up.abort();
-                    let _ = (&mut up).await;
+                    if !up_done {
+                        // Dropping the up pump closes the server's stdin.
+                        up.abort();
+                        let _ = (&mut up).await;
+                    }
                     break server.stop().await?;
                 }
             }
-            sig = signals.recv() => {
-                reason = sig.as_str();
-                server.signal(sig);
-                kill_at.get_or_insert(tokio::time::Instant::now() + SIGTERM_GRACE);
-            }
+            status = server.child.wait() => break wait_result(status, &server.command)?,
             () = sleep_until(kill_at), if kill_at.is_some() => {
                 server.signal(Signal::SIGKILL);
                 kill_at = None;
             }
         }
     };
-    // Whatever the server wrote before it exited still reaches the client; anything it
-    // left running that holds its stdout gets the rest of the stop sequence.
-    if !down_done
-        && tokio::time::timeout(SIGTERM_GRACE, &mut down)
-            .await
-            .is_err()
-    {
-        server.signal(Signal::SIGKILL);
-        let _ = tokio::time::timeout(SIGTERM_GRACE, &mut down).await;
+    // Whatever the server wrote before it exited still reaches the client, however slowly
+    // the client reads. Only a stdout that stays open with nothing coming (something the
+    // server left running holds it) is cut: SIGKILL to the group, then give up.
+    let mut seen = down_progress.steps.load(Ordering::Relaxed);
+    let mut killed = false;
+    while !down_done {
+        if tokio::time::timeout(SIGTERM_GRACE, &mut down).await.is_ok() {
+            break;
+        }
+        let now = down_progress.steps.load(Ordering::Relaxed);
+        if now != seen || down_progress.writing.load(Ordering::Relaxed) {
+            seen = now;
+        } else if !killed {
+            server.signal(Signal::SIGKILL);
+            killed = true;
+        } else {
+            break;
+        }
     }
     down.abort();
     up.abort();

@@ -19,9 +19,18 @@ fn example(flags: &[&str]) -> Vec<String> {
     argv
 }
 
-fn server_pid(entries: &[Value]) -> u32 {
-    let start = lifecycle(entries, "$transport/start");
-    start[0]["params"]["pid"].as_u64().expect("pid") as u32
+/// The pid of the proxy's server: its only child (the proxy spawns it from its main
+/// thread). Read from /proc, not from the tape, which the tap writes a moment later.
+fn server_pid(p: &Proc) -> u32 {
+    let pid = p.child.id();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).expect("children");
+    children
+        .split_whitespace()
+        .next()
+        .expect("a server process")
+        .parse()
+        .expect("pid")
 }
 
 #[test]
@@ -123,7 +132,7 @@ fn a_server_killed_mid_call_gives_128_plus_signal_and_a_close_entry() {
     p.recv();
     p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":100000,"ms":20},"_meta":{"progressToken":"p"}}}"#);
     assert_eq!(p.recv()["method"], "notifications/progress");
-    let pid = server_pid(&tape_entries(&tape));
+    let pid = server_pid(&p);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
         nix::sys::signal::Signal::SIGKILL,
@@ -173,7 +182,7 @@ fn a_client_that_vanishes_leaves_no_server_behind() {
     let mut p = proxy(&env, &tape, &example(&["--ignore-stdin-eof"]));
     p.send(INIT);
     p.recv();
-    let pid = server_pid(&tape_entries(&tape));
+    let pid = server_pid(&p);
     // The client dies: both of its pipe ends close at once.
     p.close_stdin();
     drop(p.child.stdout.take());
@@ -189,7 +198,7 @@ fn a_proxy_killed_outright_takes_its_server_along() {
     let mut p = proxy(&env, &tape, &example(&[]));
     p.send(INIT);
     p.recv();
-    let pid = server_pid(&tape_entries(&tape));
+    let pid = server_pid(&p);
     p.child.kill().expect("SIGKILL the proxy");
     p.wait();
     // stderr reaches EOF only when the server, which shares it, is gone too.

@@ -405,3 +405,50 @@ fn without_a_mode_the_proxy_is_a_silent_passthrough() {
         "a passthrough proxy wrote something"
     );
 }
+
+#[test]
+fn an_empty_mcptape_record_turns_an_ancestor_s_recording_off() {
+    let env = Env::new();
+    let script = format!(
+        "MCPTAPE_RECORD= exec {} {} echo -- {} proxy --server example -- {}",
+        python(),
+        peer("py_client.py"),
+        bin().display(),
+        example_server()
+    );
+    let out = run(&mut env.mcptape(["record", "s", "--", "sh", "-c", &script]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing was recorded"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_tape_that_cannot_be_written_leaves_the_session_live_and_fails_record() {
+    let env = Env::new();
+    let script = format!(
+        "MCPTAPE_RECORD='bad..name' exec {} {} echo -- {} proxy --server example -- {}",
+        python(),
+        peer("py_client.py"),
+        bin().display(),
+        example_server()
+    );
+    let out = run(&mut env.mcptape(["record", "s", "--", "sh", "-c", &script]));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Echo: hi"),
+        "{}",
+        text(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not recording server `example`: invalid session name `bad..name`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the recording of server `example` is incomplete"),
+        "{stderr}"
+    );
+}
