@@ -180,7 +180,8 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
     let mut killed = false;
     while !down_done {
         if tokio::time::timeout(SIGTERM_GRACE, &mut down).await.is_ok() {
-            break;
+            down_done = true;
+            continue;
         }
         let now = down_progress.steps.load(Ordering::Relaxed);
         if now != seen || down_progress.writing.load(Ordering::Relaxed) {

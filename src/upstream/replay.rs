@@ -603,17 +603,33 @@ mod tests {
 
     #[test]
     fn initialize_gets_the_asked_version_when_the_server_spoke_it() {
-        let t = tape(&[("send", INIT), ("recv", INIT_OK)]);
+        let newer = INIT_OK.replace("2025-06-18", "2025-11-25");
+        let entry = |msg: &str, dir: &str, conn: &str| {
+            let body = msg.strip_suffix('}').expect("object");
+            format!(r#"{body},"_meta":{{"dir":"{dir}","server":"s","conn":"{conn}"}}}}"#)
+        };
+        let text = [
+            entry(INIT, "send", "a"),
+            entry(INIT_OK, "recv", "a"),
+            entry(INIT, "send", "b"),
+            entry(&newer, "recv", "b"),
+        ]
+        .join("\n");
+        let t = Tape::parse(Path::new("t"), text.as_bytes()).expect("tape");
+        let first = &t.connections()[0];
         let asked = INIT.replace("2025-06-18", "2025-11-25");
+        let mut r = Replay::new(&t, first, Options::default());
         assert_eq!(
-            lines(replay(&t, false).on_client(asked.as_bytes())),
+            lines(r.on_client(asked.as_bytes())),
+            vec![newer.clone()],
+            "spoken in connection b"
+        );
+        let asked = INIT.replace("2025-06-18", "2024-11-05");
+        let mut r = Replay::new(&t, first, Options::default());
+        assert_eq!(
+            lines(r.on_client(asked.as_bytes())),
             vec![INIT_OK.to_string()],
             "never spoken: kept"
-        );
-        let asked = INIT.replace("2025-06-18", "2025-06-18");
-        assert_eq!(
-            lines(replay(&t, false).on_client(asked.as_bytes())),
-            vec![INIT_OK.to_string()]
         );
     }
 
