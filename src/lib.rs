@@ -2,15 +2,18 @@
 //! level, one NDJSON line per message, into tapes.
 //!
 //! Architecture: a **downstream** (where the client is: our stdio) talks through a proxy
-//! to an **upstream** (a child server process); a **tap** sees every line after it is
+//! to an **upstream** — a child server process ([`upstream::child`]) or the replay engine
+//! that answers from a tape ([`upstream::replay`]); a **tap** sees every line after it is
 //! forwarded and appends it to a tape, never changing, delaying or dropping live traffic.
 //!
 //! - [`framing`] cuts byte streams into lines without changing a byte; [`message`] tells
 //!   what a line is, lazily.
 //! - [`tape`] is the file format, the shared-append writer, the reader, and names → paths.
 //! - [`tap`] turns forwarded lines into tape entries on a thread of its own.
-//! - [`process`] owns child processes; [`mode`] decides whether a proxy records, from its
-//!   own environment or its nearest ancestor's.
+//! - [`matcher`] normalizes and compares messages for replay; [`verdict`] is what a
+//!   replayed connection found, and [`report`] the directory it reaches its parent by.
+//! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
+//!   replays, from its own environment or its nearest ancestor's.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
 

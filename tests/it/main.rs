@@ -4,5 +4,6 @@
 
 mod bad_input;
 mod record;
+mod replay;
 mod support;
 mod tapes;

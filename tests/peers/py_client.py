@@ -26,6 +26,9 @@ Scenarios:
                 initialize, list_tools, call echo and get-sum, list_resources,
                 list_prompts.
     echo        initialize, call echo with --message TEXT (default "hi").
+    replayable  against server-everything, with a sampling callback: echo, a
+                long-running call with progress, a sampling request, a tool
+                error and an unknown tool (both printed as steps).
 
 No `env` is given to the server parameters on purpose: the SDK then hands the
 server only its small default environment (HOME, LOGNAME, PATH, SHELL, TERM,
@@ -40,6 +43,7 @@ from typing import Any, NoReturn
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+import mcp.types as types
 
 USAGE = "usage: py_client.py {example|everything|echo} [--message TEXT] -- CMD [ARGS...]"
 
@@ -80,6 +84,38 @@ async def scenario_everything(session: ClientSession, _message: str) -> None:
     emit("list_prompts", result=dump(await session.list_prompts()))
 
 
+async def call_or_error(session: ClientSession, tool: str, arguments: dict[str, Any], **kwargs: Any) -> None:
+    """Calls a tool; a JSON-RPC error is a step too, not a failure of the run."""
+    try:
+        await call(session, tool, arguments, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the error itself is the output
+        emit("call_error", tool=tool, arguments=arguments, error=str(error))
+
+
+async def scenario_replayable(session: ClientSession, _message: str) -> None:
+    """Against server-everything: what replay must reproduce exactly."""
+    await call(session, "echo", {"message": "hello replay"})
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        emit("progress", tool="trigger-long-running-operation", progress=progress, total=total, message=message)
+
+    await call(session, "trigger-long-running-operation", {"duration": 0.3, "steps": 3}, progress_callback=on_progress)
+    await call(session, "trigger-sampling-request", {"prompt": "say hi", "maxTokens": 20})
+    await call_or_error(session, "get-sum", {"a": "not a number", "b": 1})
+    await call_or_error(session, "no-such-tool", {})
+
+
+async def sampling(_context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    """A deterministic stand-in for an LLM: the same answer every run."""
+    emit("sampling", params=dump(params))
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="hi from the sampling callback"),
+        model="mcptape-test-model",
+        stop_reason="endTurn",
+    )
+
+
 async def scenario_echo(session: ClientSession, message: str) -> None:
     await call(session, "echo", {"message": message})
 
@@ -88,6 +124,7 @@ SCENARIOS = {
     "example": scenario_example,
     "everything": scenario_everything,
     "echo": scenario_echo,
+    "replayable": scenario_replayable,
 }
 
 
@@ -116,7 +153,8 @@ def parse_args(argv: list[str]) -> tuple[str, str, list[str]]:
 async def run(scenario: str, message: str, command: list[str]) -> None:
     server = StdioServerParameters(command=command[0], args=command[1:])
     async with stdio_client(server) as (read_stream, write_stream):
-        async with ClientSession(read_stream, write_stream) as session:
+        callbacks: dict[str, Any] = {"sampling_callback": sampling} if scenario == "replayable" else {}
+        async with ClientSession(read_stream, write_stream, **callbacks) as session:
             emit("initialize", result=dump(await session.initialize()))
             await SCENARIOS[scenario](session, message)
     emit("closed")
