@@ -17,6 +17,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::cli;
+use crate::error::{Error, Result};
+use crate::tape::store;
+
 /// Record into this tape (a session name or path).
 pub const ENV_RECORD: &str = "MCPTAPE_RECORD";
 /// Replay from this tape (a session name or path).
@@ -166,6 +170,156 @@ fn read_env(pid: u32) -> Option<ModeEnv> {
         source: Source::Ancestor { pid, name },
         cwd: std::fs::read_link(proc_path(pid, "cwd")).unwrap_or_default(),
     })
+}
+
+/// Ignore globs for replay, comma-separated (set by `mcptape replay --ignore`).
+pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
+/// `1`: match `initialize` strictly (set by `mcptape replay --strict-initialize`).
+pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
+/// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
+pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
+/// `1`: keep the recorded delays (set by `mcptape replay --pace`).
+pub const ENV_PACE: &str = "MCPTAPE_PACE";
+
+/// What a proxy (or `call`) does with the traffic.
+#[derive(Debug)]
+pub enum Mode {
+    /// Relay only.
+    Passthrough,
+    /// Relay and record.
+    Record {
+        /// The tape.
+        tape: PathBuf,
+        /// Where to report a problem to the `record` parent.
+        report: Option<PathBuf>,
+        /// Where the mode came from, for stderr.
+        source: String,
+    },
+    /// Recording was asked for by the environment but cannot happen: the session goes on
+    /// unrecorded (a proxy left in an agent's config must never break it), with a warning
+    /// and a report to the `record` parent.
+    RecordFailed {
+        /// Why.
+        error: Error,
+        /// Where to report it to the `record` parent.
+        report: Option<PathBuf>,
+    },
+    /// Answer from a tape; start no server.
+    Replay {
+        /// The tape.
+        tape: PathBuf,
+        /// Where to leave the verdict for the `replay` parent.
+        report: Option<PathBuf>,
+        /// Where the mode came from, for stderr.
+        source: String,
+        /// How to match.
+        settings: cli::Matching,
+    },
+}
+
+/// Where a mode came from, for stderr.
+fn describe(source: &Source, var: &str) -> String {
+    match source {
+        Source::Own => format!("{var} is set in its own environment"),
+        other => format!("{var} from the {other}"),
+    }
+}
+
+/// The replay flags, with the mode's environment (set by `mcptape replay`) added.
+fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
+    let flag = |name| env.get(name).is_some_and(|v| v != "0");
+    let mut ignore: Vec<String> = env
+        .get(ENV_IGNORE)
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    ignore.extend(flags.ignore.iter().cloned());
+    cli::Matching {
+        ignore,
+        strict_initialize: flags.strict_initialize || flag(ENV_STRICT_INITIALIZE),
+        unordered: flags.unordered || flag(ENV_UNORDERED),
+        pace: flags.pace || flag(ENV_PACE),
+    }
+}
+
+/// Decides what a proxy or `call` does for `server`: the flags first, then the
+/// environment (own or nearest ancestor's, see the module doc).
+pub fn decide(
+    record: Option<&str>,
+    replay: Option<&str>,
+    matching: &cli::Matching,
+    server: &str,
+) -> Result<Mode> {
+    let own = own();
+    match (record, replay) {
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage(
+                "--record and --replay exclude each other".into(),
+            ));
+        }
+        (Some(session), None) => {
+            let home = store::home(own.get(ENV_HOME))?;
+            return Ok(Mode::Record {
+                tape: store::resolve(session, &home, &own.cwd)?,
+                report: None,
+                source: "--record".into(),
+            });
+        }
+        (None, Some(session)) => {
+            let home = store::home(own.get(ENV_HOME))?;
+            return Ok(Mode::Replay {
+                tape: store::resolve(session, &home, &own.cwd)?,
+                report: None,
+                source: "--replay".into(),
+                settings: replay_settings(matching, &own),
+            });
+        }
+        (None, None) => {}
+    }
+    let env = find();
+    if !env.covers(server) {
+        return Ok(Mode::Passthrough);
+    }
+    let report = env.get(ENV_REPORT).map(PathBuf::from);
+    let home = match store::home(env.get(ENV_HOME)) {
+        Ok(home) => home,
+        Err(e) if env.get(ENV_REPLAY).is_none() => {
+            return Ok(Mode::RecordFailed {
+                error: e.into(),
+                report,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match (env.get(ENV_RECORD), env.get(ENV_REPLAY)) {
+        (Some(_), Some(_)) => Err(Error::Usage(format!(
+            "both {ENV_RECORD} and {ENV_REPLAY} are set in the {}; set one",
+            env.source
+        ))),
+        (Some(session), None) => Ok(match store::resolve(session, &home, &env.cwd) {
+            Ok(tape) => Mode::Record {
+                tape,
+                report,
+                source: describe(&env.source, ENV_RECORD),
+            },
+            Err(e) => Mode::RecordFailed {
+                error: e.into(),
+                report,
+            },
+        }),
+        (None, Some(session)) => Ok(Mode::Replay {
+            tape: store::resolve(session, &home, &env.cwd)?,
+            report,
+            source: describe(&env.source, ENV_REPLAY),
+            settings: replay_settings(matching, &env),
+        }),
+        (None, None) => Ok(Mode::Passthrough),
+    }
 }
 
 #[cfg(test)]

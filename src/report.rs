@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::tape::{Connection, Tape};
+
 /// How long the parent waits for proxies still stopping their servers.
 pub const PROXY_WAIT: Duration = Duration::from_secs(10);
 
@@ -101,4 +103,53 @@ pub fn problems(dir: &Path) -> Vec<String> {
         .collect();
     out.sort();
     out
+}
+
+/// Takes the next recorded connection of `server` nobody has taken yet. Proxies of one
+/// `mcptape replay` run coordinate through claim files in the report directory; a proxy
+/// without one takes the first.
+pub fn claim(tape: &Tape, server: &str, report: Option<&Path>) -> Result<Connection, String> {
+    let conns: Vec<_> = tape
+        .connections()
+        .into_iter()
+        .filter(|c| c.server == server)
+        .collect();
+    if conns.is_empty() {
+        let mut held: Vec<String> = tape.connections().into_iter().map(|c| c.server).collect();
+        held.sort();
+        held.dedup();
+        return Err(format!(
+            "the tape `{}` holds no connection of server `{server}`; it holds: {}",
+            tape.path.display(),
+            if held.is_empty() {
+                "nothing".to_owned()
+            } else {
+                held.join(", ")
+            }
+        ));
+    }
+    let Some(dir) = report else {
+        return Ok(conns[0].clone());
+    };
+    let total = conns.len();
+    for conn in conns {
+        let hex: String = format!("{server}\0{}", conn.id)
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let claim = dir.join(format!("claim-{hex}"));
+        if std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&claim)
+            .is_ok()
+        {
+            return Ok(conn);
+        }
+    }
+    Err(format!(
+        "all {total} recorded connection{} of server `{server}` in `{}` are already used",
+        if total == 1 { "" } else { "s" },
+        tape.path.display()
+    ))
 }

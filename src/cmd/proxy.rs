@@ -6,7 +6,7 @@
 //! `MCPTAPE_RECORD`/`MCPTAPE_REPLAY` in our own or our nearest ancestor's environment
 //! ([`crate::mode`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use futures_util::StreamExt;
@@ -17,7 +17,7 @@ use crate::cli;
 use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
 use crate::framing::{self, Frame, LineCodec};
 use crate::matcher::{Glob, Matcher};
-use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ModeEnv, Source};
+use crate::mode::{self, Mode};
 use crate::process::Signals;
 use crate::report;
 use crate::stdio;
@@ -26,46 +26,6 @@ use crate::tape::{Tape, TapeWriter, store};
 use crate::upstream::child::{READ_BUFFER_BYTES, relay};
 use crate::upstream::replay::{self, Replay};
 use crate::verdict::Verdict;
-
-/// Ignore globs for replay, comma-separated (set by `mcptape replay --ignore`).
-pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
-/// `1`: match `initialize` strictly (set by `mcptape replay --strict-initialize`).
-pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
-/// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
-pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
-/// `1`: keep the recorded delays (set by `mcptape replay --pace`).
-pub const ENV_PACE: &str = "MCPTAPE_PACE";
-
-/// What the proxy does with the traffic.
-#[derive(Debug)]
-enum Mode {
-    Passthrough,
-    Record {
-        tape: PathBuf,
-        report: Option<PathBuf>,
-        source: String,
-    },
-    /// Recording was asked for by the environment but cannot happen: the session goes on
-    /// unrecorded (a proxy left in an agent's config must never break it), with a warning
-    /// and a report to the `record` parent.
-    RecordFailed {
-        error: Error,
-        report: Option<PathBuf>,
-    },
-    Replay {
-        tape: PathBuf,
-        report: Option<PathBuf>,
-        source: String,
-        settings: cli::Matching,
-    },
-}
-
-fn describe(source: &Source, var: &str) -> String {
-    match source {
-        Source::Own => format!("{var} is set in its own environment"),
-        other => format!("{var} from the {other}"),
-    }
-}
 
 impl cli::Proxy {
     /// Runs the proxy until the client or the server is gone; returns the exit status.
@@ -87,7 +47,12 @@ impl cli::Proxy {
                 "mcptape: server name `{server}` (derived from the command; --server NAME sets it)"
             );
         }
-        let mode = self.mode(&server)?;
+        let mode = mode::decide(
+            self.record.as_deref(),
+            self.replay.as_deref(),
+            &self.matching,
+            &server,
+        )?;
         let _running = match &mode {
             Mode::Record {
                 report: Some(dir), ..
@@ -193,149 +158,6 @@ impl cli::Proxy {
         runtime.shutdown_background();
         code.map(ExitCode::from)
     }
-
-    /// The replay flags, with the mode's environment (set by `mcptape replay`) added.
-    fn replay_settings(&self, env: Option<&ModeEnv>) -> cli::Matching {
-        let flag = |name| env.and_then(|e| e.get(name)).is_some_and(|v| v != "0");
-        let mut ignore: Vec<String> = env
-            .and_then(|e| e.get(ENV_IGNORE))
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        ignore.extend(self.matching.ignore.iter().cloned());
-        cli::Matching {
-            ignore,
-            strict_initialize: self.matching.strict_initialize || flag(ENV_STRICT_INITIALIZE),
-            unordered: self.matching.unordered || flag(ENV_UNORDERED),
-            pace: self.matching.pace || flag(ENV_PACE),
-        }
-    }
-
-    fn mode(&self, server: &str) -> Result<Mode> {
-        let own = mode::own();
-        match (&self.record, &self.replay) {
-            (Some(_), Some(_)) => {
-                return Err(Error::Usage(
-                    "--record and --replay exclude each other".into(),
-                ));
-            }
-            (Some(session), None) => {
-                let home = store::home(own.get(ENV_HOME))?;
-                return Ok(Mode::Record {
-                    tape: store::resolve(session, &home, &own.cwd)?,
-                    report: None,
-                    source: "--record".into(),
-                });
-            }
-            (None, Some(session)) => {
-                let home = store::home(own.get(ENV_HOME))?;
-                return Ok(Mode::Replay {
-                    tape: store::resolve(session, &home, &own.cwd)?,
-                    report: None,
-                    source: "--replay".into(),
-                    settings: self.replay_settings(Some(&own)),
-                });
-            }
-            (None, None) => {}
-        }
-        let env = mode::find();
-        if !env.covers(server) {
-            return Ok(Mode::Passthrough);
-        }
-        let report = env.get(ENV_REPORT).map(PathBuf::from);
-        let home = match store::home(env.get(ENV_HOME)) {
-            Ok(home) => home,
-            Err(e) if env.get(ENV_REPLAY).is_none() => {
-                return Ok(Mode::RecordFailed {
-                    error: e.into(),
-                    report,
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        match (env.get(ENV_RECORD), env.get(ENV_REPLAY)) {
-            (Some(_), Some(_)) => Err(Error::Usage(format!(
-                "both {ENV_RECORD} and {ENV_REPLAY} are set in the {}; set one",
-                env.source
-            ))),
-            (Some(session), None) => Ok(match store::resolve(session, &home, &env.cwd) {
-                Ok(tape) => Mode::Record {
-                    tape,
-                    report,
-                    source: describe(&env.source, ENV_RECORD),
-                },
-                Err(e) => Mode::RecordFailed {
-                    error: e.into(),
-                    report,
-                },
-            }),
-            (None, Some(session)) => Ok(Mode::Replay {
-                tape: store::resolve(session, &home, &env.cwd)?,
-                report,
-                source: describe(&env.source, ENV_REPLAY),
-                settings: self.replay_settings(Some(&env)),
-            }),
-            (None, None) => Ok(Mode::Passthrough),
-        }
-    }
-}
-
-/// Takes the next recorded connection of `server` nobody has taken yet. Proxies of one
-/// `mcptape replay` run coordinate through claim files in the report directory; a proxy
-/// without one takes the first.
-fn claim(
-    tape: &Tape,
-    server: &str,
-    report: Option<&Path>,
-) -> std::result::Result<crate::tape::Connection, String> {
-    let conns: Vec<_> = tape
-        .connections()
-        .into_iter()
-        .filter(|c| c.server == server)
-        .collect();
-    if conns.is_empty() {
-        let mut held: Vec<String> = tape.connections().into_iter().map(|c| c.server).collect();
-        held.sort();
-        held.dedup();
-        return Err(format!(
-            "the tape `{}` holds no connection of server `{server}`; it holds: {}",
-            tape.path.display(),
-            if held.is_empty() {
-                "nothing".to_owned()
-            } else {
-                held.join(", ")
-            }
-        ));
-    }
-    let Some(dir) = report else {
-        return Ok(conns[0].clone());
-    };
-    let total = conns.len();
-    for conn in conns {
-        let hex: String = format!("{server}\0{}", conn.id)
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let claim = dir.join(format!("claim-{hex}"));
-        if std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&claim)
-            .is_ok()
-        {
-            return Ok(conn);
-        }
-    }
-    Err(format!(
-        "all {total} recorded connection{} of server `{server}` in `{}` are already used",
-        if total == 1 { "" } else { "s" },
-        tape.path.display()
-    ))
 }
 
 /// Serves one client from the tape until it hangs up; returns the verdict.
@@ -352,7 +174,7 @@ async fn serve_replay(
         .map(|g| Glob::parse(g))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(Error::Usage)?;
-    let conn = match claim(tape, server, report) {
+    let conn = match report::claim(tape, server, report) {
         Ok(conn) => conn,
         Err(problem) => {
             eprintln!("mcptape: error: {problem}");

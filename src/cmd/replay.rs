@@ -9,10 +9,13 @@ use std::collections::HashSet;
 use std::process::ExitCode;
 
 use crate::cli;
-use crate::cmd::proxy::{ENV_IGNORE, ENV_PACE, ENV_STRICT_INITIALIZE, ENV_UNORDERED};
+
 use crate::error::{EXIT_TAPE, Error, Result};
 use crate::matcher::Glob;
-use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
+use crate::mode::{
+    self, ENV_HOME, ENV_IGNORE, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
+    ENV_STRICT_INITIALIZE, ENV_UNORDERED,
+};
 use crate::process;
 use crate::report::ReportDir;
 use crate::tape::{Tape, store};
