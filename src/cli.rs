@@ -42,6 +42,12 @@ pub enum Command {
     Replay(Replay),
     /// Stand between a client (stdin/stdout) and a stdio server, recording or replaying when asked.
     Proxy(Proxy),
+    /// Call one tool of a configured server (recording or replaying when a mode is on).
+    Call(Call),
+    /// List a configured server's tools with their input schemas and annotations.
+    Tools(Tools),
+    /// List the configured servers and the file they come from.
+    Servers(Servers),
     /// Print a tape as a readable trace, one connection after another.
     Show(Show),
     /// List the recorded sessions.
@@ -124,6 +130,91 @@ pub struct Replay {
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// Where the MCP client configuration comes from.
+#[derive(Debug, Args, Default)]
+pub struct ConfigArg {
+    /// The MCP config file (default: the first of ./.mcp.json, ./mcp.json,
+    /// ./.cursor/mcp.json, ./.vscode/mcp.json, $MCPTAPE_HOME/config.json that exists).
+    #[arg(long, value_name = "FILE", env = "MCPTAPE_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
+}
+
+/// How `call` prints the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// Text content as text; structured and non-text content readable.
+    Text,
+    /// The result object as JSON.
+    Json,
+    /// The JSON-RPC response line exactly as the server wrote it.
+    Raw,
+}
+
+/// `mcptape call SERVER.TOOL [ARG]...`
+#[derive(Debug, Args)]
+#[command(after_help = "\
+ARG is key:value or key=value. A value that parses as JSON (5, true, [1,2], {\"a\":1}) is
+that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if it parses).
+
+Exit status: 0 a result; 1 the tool answered isError, or a JSON-RPC error, or the server
+failed; 2 usage or configuration error; 3 replay diverged; 124 timeout.")]
+pub struct Call {
+    /// The server's name in the config, a dot, and the tool: `everything.echo`.
+    #[arg(value_name = "SERVER.TOOL")]
+    pub target: String,
+    /// Tool arguments, `key:value` or `key=value`.
+    #[arg(value_name = "ARG")]
+    pub arguments: Vec<String>,
+    /// The whole arguments object as JSON (ARGs are set on top of it).
+    #[arg(long = "args", value_name = "JSON")]
+    pub args_json: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigArg,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Output,
+    /// Give up after this many seconds (exit 124).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Record into this session or tape path, whatever the environment says.
+    #[arg(long, value_name = "SESSION")]
+    pub record: Option<String>,
+    /// Answer from this session or tape path: start no server.
+    #[arg(long, value_name = "SESSION")]
+    pub replay: Option<String>,
+}
+
+/// `mcptape tools SERVER [--json]`
+#[derive(Debug, Args)]
+pub struct Tools {
+    /// The server's name in the config.
+    pub server: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigArg,
+    /// Print the tools as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Give up after this many seconds (exit 124).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Record into this session or tape path, whatever the environment says.
+    #[arg(long, value_name = "SESSION")]
+    pub record: Option<String>,
+    /// Answer from this session or tape path: start no server.
+    #[arg(long, value_name = "SESSION")]
+    pub replay: Option<String>,
+}
+
+/// `mcptape servers`
+#[derive(Debug, Args)]
+pub struct Servers {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigArg,
 }
 
 /// `mcptape show SESSION [--full] [--json]`

@@ -10,7 +10,7 @@ use thiserror::Error;
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
-/// Exit status: `verify` found differences (and `call`'s tool error, later).
+/// Exit status: `verify` found differences; `call`'s tool or server failed.
 pub const EXIT_DIFFERENT: u8 = 1;
 /// Exit status: usage or configuration error.
 pub const EXIT_USAGE: u8 = 2;
@@ -33,6 +33,12 @@ pub enum Error {
     /// A bad argument or environment variable.
     #[error("{0}")]
     Usage(String),
+    /// Talking to a server with the built-in client.
+    #[error(transparent)]
+    Client(#[from] crate::client::ClientError),
+    /// The MCP client configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// Writing to our own stdout failed (a closed pipe ends quietly, see `main`).
     #[error("cannot write to standard output")]
     Stdout(#[source] std::io::Error),
@@ -106,6 +112,84 @@ pub enum TapeError {
     },
 }
 
+/// Errors about MCP client configuration files.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// No config file anywhere.
+    #[error("no MCP config found (looked for {}); use --config FILE or MCPTAPE_CONFIG", looked.join(", "))]
+    NotFound {
+        /// Where it was looked for.
+        looked: Vec<String>,
+    },
+    /// The file cannot be read.
+    #[error("cannot read config `{}`", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("`{}` is not valid JSON at line {line}, column {column}: {reason}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's words.
+        reason: String,
+    },
+    /// A key has the wrong shape.
+    #[error("`{}`: `{key}` {reason}", path.display())]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// The key, dotted.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A server entry without `command` (or `url`).
+    #[error("`{}`: `{key}` is missing", path.display())]
+    MissingCommand {
+        /// The file.
+        path: PathBuf,
+        /// The key, dotted.
+        key: String,
+    },
+    /// `${VAR}` of an unset variable.
+    #[error("`{}`: `{key}` uses `${{{var}}}`, which is not set", path.display())]
+    Env {
+        /// The file.
+        path: PathBuf,
+        /// The key, dotted.
+        key: String,
+        /// The variable.
+        var: String,
+    },
+    /// No server of that name.
+    #[error("`{}` has no server `{name}`; it has: {}", path.display(), if known.is_empty() { "none".to_owned() } else { known.join(", ") })]
+    UnknownServer {
+        /// The file.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// The names it has.
+        known: Vec<String>,
+    },
+    /// An HTTP server entry, which `call` cannot use yet.
+    #[error("`{}`: `{key}`: HTTP servers are not supported by this command yet (stdio servers with `command` are)", path.display())]
+    Http {
+        /// The file.
+        path: PathBuf,
+        /// The key, dotted.
+        key: String,
+    },
+}
+
 /// Errors about child processes.
 #[derive(Debug, Error)]
 pub enum ProcessError {
@@ -140,7 +224,8 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Tape(TapeError::Write { .. }) => EXIT_TAPE,
-            Error::Tape(_) | Error::Usage(_) => EXIT_USAGE,
+            Error::Tape(_) | Error::Usage(_) | Error::Config(_) => EXIT_USAGE,
+            Error::Client(_) => EXIT_DIFFERENT,
             Error::Process(ProcessError::Spawn { source, .. }) => match source.kind() {
                 std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
                 _ => EXIT_NOT_EXECUTABLE,
@@ -156,9 +241,9 @@ impl Error {
 }
 
 /// The error and its causes on one line: `cannot write to tape `x`: No space left on device`.
-pub fn chain(err: &Error) -> String {
+pub fn chain(err: &dyn std::error::Error) -> String {
     let mut out = err.to_string();
-    let mut source = std::error::Error::source(err);
+    let mut source = err.source();
     while let Some(cause) = source {
         out.push_str(": ");
         out.push_str(&cause.to_string());

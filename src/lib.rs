@@ -18,7 +18,9 @@
 //!   errors and the exit-code table.
 
 pub mod cli;
+pub mod client;
 pub mod cmd;
+pub mod config;
 pub mod error;
 pub mod framing;
 pub mod matcher;

@@ -46,8 +46,13 @@ pub struct Server {
     pub command: String,
 }
 
-/// Starts a server: own process group, piped stdin/stdout, inherited stderr.
-pub fn spawn_server(argv: &[String]) -> Result<Server, ProcessError> {
+/// Starts a server: own process group, piped stdin/stdout, inherited stderr, our
+/// environment plus `env`, in `cwd` if given.
+pub fn spawn_server(
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+) -> Result<Server, ProcessError> {
     let command = display(argv);
     let (program, args) = argv.split_first().ok_or_else(|| ProcessError::Spawn {
         command: command.clone(),
@@ -55,11 +60,15 @@ pub fn spawn_server(argv: &[String]) -> Result<Server, ProcessError> {
     })?;
     let mut cmd = Command::new(program);
     cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
     die_with_parent(&mut cmd);
     let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
         command: command.clone(),

@@ -1,10 +1,13 @@
 //! One file per subcommand; each is `impl cli::X { pub fn run(self) -> Result<ExitCode> }`.
 
+pub mod call;
 pub mod list;
 pub mod proxy;
 pub mod record;
 pub mod replay;
+pub mod servers;
 pub mod show;
+pub mod tools;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -16,6 +19,9 @@ impl Cli {
             Command::Record(c) => c.run(),
             Command::Replay(c) => c.run(),
             Command::Proxy(c) => c.run(),
+            Command::Call(c) => c.run(),
+            Command::Tools(c) => c.run(),
+            Command::Servers(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::List(c) => c.run(),
         }

@@ -91,7 +91,7 @@ impl cli::Proxy {
                     (Ok(writer), _) => writer,
                     (Err(e), _) if self.record.is_some() => return Err(e.into()),
                     (Err(e), report) => {
-                        let problem = crate::error::chain(&Error::from(e));
+                        let problem = crate::error::chain(&e);
                         eprintln!(
                             "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
                         );
@@ -116,7 +116,7 @@ impl cli::Proxy {
                 ));
                 let outcome = tap.finish();
                 if let (Some(err), Some(dir)) = (outcome.error, &report) {
-                    report::leave_problem(dir, &server, &crate::error::chain(&Error::from(err)));
+                    report::leave_problem(dir, &server, &crate::error::chain(&err));
                 }
                 code
             }

@@ -77,7 +77,7 @@ fn summarize(tape: &Path) {
         Err(e) => {
             eprintln!(
                 "mcptape: warning: cannot read back the tape: {}",
-                crate::error::chain(&e.into())
+                crate::error::chain(&e)
             );
             return;
         }

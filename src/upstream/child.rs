@@ -92,16 +92,13 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
             tap.lifecycle(method, params);
         }
     };
-    let mut server = match process::spawn_server(argv) {
+    let mut server = match process::spawn_server(argv, &[], None) {
         Ok(server) => server,
         Err(e) => {
-            let cause = std::error::Error::source(&e)
-                .map(ToString::to_string)
-                .unwrap_or_default();
             lifecycle("$transport/start", json!({"command": argv}));
             lifecycle(
                 "$transport/close",
-                json!({"error": format!("{e}: {cause}")}),
+                json!({"error": crate::error::chain(&e)}),
             );
             return Err(e.into());
         }

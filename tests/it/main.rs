@@ -3,6 +3,7 @@
 //! server-everything, mcporter's tapes). Run `tests/peers/install` first.
 
 mod bad_input;
+mod call;
 mod record;
 mod replay;
 mod support;

@@ -1,0 +1,357 @@
+//! The built-in MCP client behind `call` and `tools`: the same upstreams as the proxy (a
+//! child server process with the recording tap, or the replay engine), in one process.
+//!
+//! The messages it sends are fixed for a given command line — `initialize` (id 0),
+//! `notifications/initialized`, then its requests (ids 1, 2, …), then a clean close — so
+//! a recorded call replays. It declares no client capabilities; a server request other
+//! than `ping` gets a method-not-found error. Progress and log notifications go to stderr.
+
+use std::collections::VecDeque;
+use std::process::ExitStatus;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use thiserror::Error;
+use tokio::io::AsyncWriteExt;
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio_util::codec::FramedRead;
+
+use crate::framing::{self, Frame, LineCodec};
+use crate::message::{self, Kind, Message, Shape};
+use crate::process::{self, Server};
+use crate::tap::TapHandle;
+use crate::tape::Direction;
+use crate::upstream::replay::Replay;
+use crate::verdict::Verdict;
+
+/// The protocol version the client asks for.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// What can go wrong talking to a server.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// The server's stdout closed before the answer came.
+    #[error("server `{server}` closed its output before answering `{method}`")]
+    Closed {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+    },
+    /// Writing to the server failed.
+    #[error("cannot write to server `{server}`")]
+    Write {
+        /// The server.
+        server: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tape has nothing to answer with.
+    #[error("the tape holds no answer of server `{server}` to `{method}`")]
+    NoAnswer {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+    },
+}
+
+/// An answer to a request.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The response line exactly as the server wrote it.
+    pub raw: String,
+    /// It, parsed.
+    pub value: Value,
+}
+
+impl Reply {
+    /// The JSON-RPC error, if the answer is one.
+    pub fn error(&self) -> Option<&Value> {
+        self.value.get("error")
+    }
+}
+
+// One link per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Link {
+    Child {
+        server: Server,
+        stdin: Option<ChildStdin>,
+        stdout: FramedRead<ChildStdout, LineCodec>,
+        tap: Option<TapHandle>,
+    },
+    Replay {
+        engine: Box<Replay>,
+        queue: VecDeque<Vec<u8>>,
+    },
+}
+
+/// How a session ended.
+#[derive(Debug)]
+pub enum Closed {
+    /// The server process exited with this status.
+    Child(ExitStatus),
+    /// The replay engine's verdict.
+    Replay(Box<Verdict>),
+}
+
+/// One client↔server conversation.
+pub struct Session {
+    link: Link,
+    name: String,
+    next_id: u64,
+}
+
+impl Session {
+    /// Starts `argv` as the server `name`; records through `tap` when given.
+    pub fn start(
+        name: &str,
+        argv: &[String],
+        env: &[(String, String)],
+        cwd: Option<&std::path::Path>,
+        tap: Option<TapHandle>,
+        max_line: usize,
+    ) -> crate::error::Result<Session> {
+        let mut server = match process::spawn_server(argv, env, cwd) {
+            Ok(s) => s,
+            Err(e) => {
+                if let Some(tap) = &tap {
+                    tap.lifecycle("$transport/start", json!({"command": argv}));
+                    tap.lifecycle(
+                        "$transport/close",
+                        json!({"error": crate::error::chain(&e)}),
+                    );
+                }
+                return Err(e.into());
+            }
+        };
+        if let Some(tap) = &tap {
+            tap.lifecycle(
+                "$transport/start",
+                json!({"command": argv, "pid": server.pid}),
+            );
+        }
+        let stdin = server.child.stdin.take();
+        let stdout = FramedRead::new(
+            server.child.stdout.take().expect("stdout is piped"),
+            LineCodec::new(max_line),
+        );
+        Ok(Session {
+            link: Link::Child {
+                server,
+                stdin,
+                stdout,
+                tap,
+            },
+            name: name.to_owned(),
+            next_id: 0,
+        })
+    }
+
+    /// A session answered by the replay engine.
+    pub fn replay(name: &str, mut engine: Replay) -> Session {
+        let queue = engine.start().into_iter().map(|o| o.line).collect();
+        Session {
+            link: Link::Replay {
+                engine: Box::new(engine),
+                queue,
+            },
+            name: name.to_owned(),
+            next_id: 0,
+        }
+    }
+
+    async fn send(&mut self, value: &Value) -> Result<(), ClientError> {
+        let mut line = value.to_string();
+        line.push('\n');
+        match &mut self.link {
+            Link::Child { stdin, tap, .. } => {
+                let Some(pipe) = stdin.as_mut() else {
+                    return Ok(());
+                };
+                let write_err = |source| ClientError::Write {
+                    server: self.name.clone(),
+                    source,
+                };
+                pipe.write_all(line.as_bytes()).await.map_err(write_err)?;
+                if let Some(tap) = tap {
+                    tap.line(Direction::Send, Bytes::from(line));
+                }
+            }
+            Link::Replay { engine, queue } => {
+                let out = engine.on_client(framing::content(line.as_bytes()));
+                queue.extend(out.into_iter().map(|o| o.line));
+            }
+        }
+        Ok(())
+    }
+
+    /// The next line from the server (without its `\n`), `None` when it is gone.
+    async fn recv(&mut self) -> Option<Vec<u8>> {
+        match &mut self.link {
+            Link::Child { stdout, tap, .. } => loop {
+                match stdout.next().await? {
+                    Ok(Frame::Line(bytes)) => {
+                        if let Some(tap) = tap {
+                            tap.line(Direction::Recv, bytes.clone());
+                        }
+                        return Some(framing::content(&bytes).to_vec());
+                    }
+                    Ok(Frame::Long { last, .. }) => {
+                        if last {
+                            eprintln!(
+                                "mcptape: warning: server `{}` wrote a line longer than the maximum; skipped",
+                                self.name
+                            );
+                        }
+                    }
+                    Err(_) => return None,
+                }
+            },
+            Link::Replay { queue, .. } => {
+                let line = queue.pop_front()?;
+                Some(framing::content(&line).to_vec())
+            }
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str) -> Result<(), ClientError> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}))
+            .await
+    }
+
+    /// Sends a request and waits for its answer, answering the server's own requests
+    /// and showing its notifications meanwhile.
+    pub async fn request(&mut self, method: &str, params: Value) -> Result<Reply, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await?;
+        let want = id.to_string();
+        loop {
+            let Some(line) = self.recv().await else {
+                return Err(match self.link {
+                    Link::Child { .. } => ClientError::Closed {
+                        server: self.name.clone(),
+                        method: method.to_owned(),
+                    },
+                    Link::Replay { .. } => ClientError::NoAnswer {
+                        server: self.name.clone(),
+                        method: method.to_owned(),
+                    },
+                });
+            };
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            if message::shape(&line) != Shape::Object {
+                let shown = String::from_utf8_lossy(&line[..line.len().min(120)]).into_owned();
+                eprintln!(
+                    "mcptape: warning: server `{}` wrote a line that is not a JSON-RPC message: {shown}",
+                    self.name
+                );
+                continue;
+            }
+            let msg = Message::new(line);
+            match msg.kind() {
+                Kind::Response | Kind::Error if msg.id() == Some(want.as_str()) => {
+                    return Ok(Reply {
+                        raw: msg.text().to_owned(),
+                        value: msg.value(),
+                    });
+                }
+                Kind::Request => self.answer_server_request(&msg).await?,
+                Kind::Notification => self.show_notification(&msg),
+                _ => {}
+            }
+        }
+    }
+
+    async fn answer_server_request(&mut self, msg: &Message) -> Result<(), ClientError> {
+        let id: Value = serde_json::from_str(msg.id().unwrap_or("null")).unwrap_or(Value::Null);
+        let answer = match msg.method() {
+            Some("ping") => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            other => json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32601,
+                "message": format!("mcptape's client does not support {}", other.unwrap_or("?")),
+            }}),
+        };
+        self.send(&answer).await
+    }
+
+    fn show_notification(&self, msg: &Message) {
+        let v = msg.value();
+        let p = &v["params"];
+        match msg.method() {
+            Some("notifications/progress") => {
+                let total = p["total"]
+                    .as_f64()
+                    .map(|t| format!("/{t}"))
+                    .unwrap_or_default();
+                let text = p["message"]
+                    .as_str()
+                    .map(|m| format!(" {m}"))
+                    .unwrap_or_default();
+                eprintln!(
+                    "mcptape: `{}` progress {}{total}{text}",
+                    self.name, p["progress"]
+                );
+            }
+            Some("notifications/message") => {
+                eprintln!(
+                    "mcptape: `{}` log [{}] {}",
+                    self.name,
+                    p["level"].as_str().unwrap_or("?"),
+                    p["data"]
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// The handshake: `initialize`, then `notifications/initialized`.
+    pub async fn initialize(&mut self) -> Result<Reply, ClientError> {
+        let reply = self
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "mcptape", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            )
+            .await?;
+        if reply.error().is_none() {
+            self.notify("notifications/initialized").await?;
+        }
+        Ok(reply)
+    }
+
+    /// Ends the session the MCP way (close the server's stdin, wait, SIGTERM, SIGKILL);
+    /// `reason` goes into the tape's close entry.
+    pub async fn close(self, reason: &str) -> crate::error::Result<Closed> {
+        match self.link {
+            Link::Child {
+                mut server,
+                stdin,
+                stdout,
+                tap,
+            } => {
+                drop(stdin);
+                let status = server.stop().await?;
+                drop(stdout);
+                if let Some(tap) = &tap {
+                    let mut close = process::status_json(status);
+                    close["reason"] = json!(reason);
+                    tap.lifecycle("$transport/close", close);
+                }
+                Ok(Closed::Child(status))
+            }
+            Link::Replay { engine, .. } => Ok(Closed::Replay(Box::new(engine.finish()))),
+        }
+    }
+}

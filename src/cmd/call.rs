@@ -1,0 +1,486 @@
+//! `mcptape call SERVER.TOOL [ARG]...`: one tool call through the built-in client
+//! ([`crate::client`]), recorded or replayed in process when a mode is on.
+//!
+//! The connection machinery here ([`Endpoint`]) is shared with `mcptape tools`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::cli::{self, Output};
+use crate::client::{Closed, Reply, Session};
+use crate::config::{self, Config};
+use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result};
+use crate::framing::MAX_LINE_BYTES;
+use crate::matcher::{Glob, Matcher};
+use crate::mode::{self, ENV_HOME, Mode};
+use crate::report;
+use crate::tap::{Tap, new_conn_id};
+use crate::tape::{Tape, TapeWriter, store};
+use crate::upstream::replay::{self, Replay};
+
+/// Exit status: the tool answered an error, or the server failed.
+const EXIT_FAILED: u8 = EXIT_DIFFERENT;
+/// Exit status: no answer in time (as `timeout` does).
+const EXIT_TIMEOUT: u8 = 124;
+
+/// Where the built-in client's messages go, decided before anything starts.
+pub(crate) enum Endpoint {
+    /// A live server from the config, recorded when `tap` is set.
+    Live {
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<PathBuf>,
+        tap: Option<Tap>,
+        report: Option<PathBuf>,
+    },
+    /// The replay engine on a claimed recorded connection.
+    Replay {
+        engine: Box<Replay>,
+        report: Option<PathBuf>,
+        _running: Option<std::fs::File>,
+    },
+    /// Replay was asked for but there is nothing to serve.
+    Unservable {
+        problem: String,
+        report: Option<PathBuf>,
+    },
+}
+
+/// What the caller does with a session; the endpoint does the rest.
+pub(crate) struct Conversation<'a> {
+    /// The server's name (config key, tape `server`).
+    pub server: &'a str,
+    /// `--config`.
+    pub config: Option<&'a Path>,
+    /// `--record`.
+    pub record: Option<&'a str>,
+    /// `--replay`.
+    pub replay: Option<&'a str>,
+    /// `--timeout`.
+    pub timeout: f64,
+}
+
+impl Conversation<'_> {
+    fn load_config(&self) -> Result<Config> {
+        let own = mode::own();
+        let home = store::home(own.get(ENV_HOME))?;
+        let path = config::locate(self.config, None, &own.cwd, &home)?;
+        Ok(Config::load(&path)?)
+    }
+
+    /// Decides the endpoint: the mode first (a replayed server needs no config).
+    pub fn endpoint(&self) -> Result<Endpoint> {
+        let mode = mode::decide(
+            self.record,
+            self.replay,
+            &cli::Matching::default(),
+            self.server,
+        )?;
+        let live = |tap, report| -> Result<Endpoint> {
+            let config = self.load_config()?;
+            let entry = config.server(self.server)?;
+            Ok(Endpoint::Live {
+                argv: entry.argv(),
+                env: entry.env.clone(),
+                cwd: entry.cwd.clone(),
+                tap,
+                report,
+            })
+        };
+        match mode {
+            Mode::Passthrough => live(None, None),
+            Mode::RecordFailed { error, report } => {
+                let problem = crate::error::chain(&error);
+                eprintln!(
+                    "mcptape: warning: not recording server `{}`: {problem}",
+                    self.server
+                );
+                if let Some(dir) = &report {
+                    report::leave_problem(dir, self.server, &problem);
+                }
+                live(None, None)
+            }
+            Mode::Record {
+                tape,
+                report,
+                source,
+            } => {
+                // The config is checked before the tape is touched.
+                let config_ok = self
+                    .load_config()
+                    .and_then(|c| Ok(c.server(self.server).map(|_| ())?));
+                config_ok?;
+                store::ensure_dir(&tape)?;
+                let writer = TapeWriter::open(&tape)?;
+                eprintln!(
+                    "mcptape: recording server `{}` into `{}` ({source})",
+                    self.server,
+                    tape.display()
+                );
+                live(
+                    Some(Tap::start(writer, self.server.to_owned(), new_conn_id())),
+                    report,
+                )
+            }
+            Mode::Replay {
+                tape,
+                report,
+                source,
+                settings,
+            } => {
+                let loaded = Tape::load(&tape)?;
+                for w in &loaded.warnings {
+                    eprintln!("mcptape: warning: {w}");
+                }
+                let running = report.as_deref().and_then(report::hold);
+                let conn = match report::claim(&loaded, self.server, report.as_deref()) {
+                    Ok(conn) => conn,
+                    Err(problem) => return Ok(Endpoint::Unservable { problem, report }),
+                };
+                eprintln!(
+                    "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
+                    self.server,
+                    tape.display()
+                );
+                let globs = settings
+                    .ignore
+                    .iter()
+                    .map(|g| Glob::parse(g))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(Error::Usage)?;
+                let opts = replay::Options {
+                    matcher: Matcher::new(globs, settings.strict_initialize),
+                    unordered: settings.unordered,
+                };
+                Ok(Endpoint::Replay {
+                    engine: Box::new(Replay::new(&loaded, &conn, opts)),
+                    report,
+                    _running: running,
+                })
+            }
+        }
+    }
+
+    /// Runs `talk` on a session with the endpoint, within the timeout, then closes the
+    /// session and files what the tap or the replay found. Returns `talk`'s exit code
+    /// (or 124, or 3 for a failed replay).
+    pub fn run<F>(&self, talk: F) -> Result<u8>
+    where
+        F: AsyncFnOnce(&mut Session) -> Result<u8>,
+    {
+        let endpoint = self.endpoint()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(ProcessError::Signals)?;
+        let timeout = Duration::from_secs_f64(self.timeout.max(0.0));
+        let (code, endpoint) = runtime.block_on(async {
+            let (mut session, endpoint) = match endpoint {
+                Endpoint::Unservable { problem, report } => {
+                    eprintln!("mcptape: error: {problem}");
+                    return Ok::<_, Error>((EXIT_TAPE, Endpoint::Unservable { problem, report }));
+                }
+                Endpoint::Live {
+                    argv,
+                    env,
+                    cwd,
+                    tap,
+                    report,
+                } => {
+                    let handle = tap.as_ref().map(Tap::handle);
+                    let session = Session::start(
+                        self.server,
+                        &argv,
+                        &env,
+                        cwd.as_deref(),
+                        handle,
+                        MAX_LINE_BYTES,
+                    );
+                    let session = match session {
+                        Ok(s) => s,
+                        Err(e) => {
+                            if let Some(tap) = tap {
+                                tap.finish();
+                            }
+                            return Err(e);
+                        }
+                    };
+                    (
+                        session,
+                        Endpoint::Live {
+                            argv,
+                            env,
+                            cwd,
+                            tap,
+                            report,
+                        },
+                    )
+                }
+                Endpoint::Replay {
+                    engine,
+                    report,
+                    _running,
+                } => {
+                    let session = Session::replay(self.server, *engine);
+                    let placeholder = Endpoint::Unservable {
+                        problem: String::new(),
+                        report,
+                    };
+                    (session, placeholder)
+                }
+            };
+            let outcome = tokio::time::timeout(timeout, talk(&mut session)).await;
+            let (code, reason) = match outcome {
+                Ok(Ok(code)) => (code, "client done"),
+                Ok(Err(e)) => {
+                    eprintln!("error: {}", crate::error::chain(&e));
+                    (e.exit_code(), "client failed")
+                }
+                Err(_) => {
+                    eprintln!(
+                        "error: no answer from server `{}` within {}s (--timeout)",
+                        self.server, self.timeout
+                    );
+                    (EXIT_TIMEOUT, "timeout")
+                }
+            };
+            let closed = session.close(reason).await?;
+            let code = match (closed, &endpoint) {
+                (Closed::Replay(verdict), Endpoint::Unservable { report, .. }) => {
+                    match report {
+                        Some(dir) => {
+                            if let Err(e) = verdict.leave(dir) {
+                                eprintln!(
+                                    "mcptape: cannot leave the verdict in `{}`: {e}",
+                                    dir.display()
+                                );
+                            }
+                        }
+                        None if !verdict.ok() => eprint!("mcptape: {}", verdict.describe()),
+                        None => {}
+                    }
+                    if verdict.ok() { code } else { EXIT_TAPE }
+                }
+                _ => code,
+            };
+            Ok((code, endpoint))
+        })?;
+        runtime.shutdown_background();
+        match endpoint {
+            Endpoint::Live {
+                tap: Some(tap),
+                report,
+                ..
+            } => {
+                let outcome = tap.finish();
+                if let Some(err) = outcome.error {
+                    let problem = crate::error::chain(&err);
+                    if let Some(dir) = &report {
+                        report::leave_problem(dir, self.server, &problem);
+                    }
+                    return Ok(code.max(EXIT_TAPE));
+                }
+            }
+            Endpoint::Unservable {
+                problem,
+                report: Some(dir),
+            } if !problem.is_empty() => {
+                let verdict = crate::verdict::Verdict {
+                    server: self.server.to_owned(),
+                    problems: vec![problem],
+                    ..Default::default()
+                };
+                let _ = verdict.leave(&dir);
+            }
+            _ => {}
+        }
+        Ok(code)
+    }
+}
+
+/// Builds the arguments object from `--args` and the ARGs.
+pub fn arguments(json: Option<&str>, args: &[String]) -> Result<Map<String, Value>> {
+    let mut out = match json {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => return Err(Error::Usage("--args must be a JSON object".into())),
+            Err(e) => return Err(Error::Usage(format!("--args is not valid JSON: {e}"))),
+        },
+    };
+    for arg in args {
+        let split = arg.find([':', '=']).filter(|&i| i > 0).ok_or_else(|| {
+            Error::Usage(format!(
+                "invalid argument `{arg}`: write key:value or key=value"
+            ))
+        })?;
+        let (key, value) = (&arg[..split], &arg[split + 1..]);
+        let text = match value.strip_prefix('@') {
+            Some(file) => std::fs::read_to_string(file).map_err(|e| {
+                Error::Usage(format!("argument `{key}`: cannot read `{file}`: {e}"))
+            })?,
+            None => value.to_owned(),
+        };
+        let value = serde_json::from_str(text.trim()).unwrap_or(Value::String(text));
+        out.insert(key.to_owned(), value);
+    }
+    Ok(out)
+}
+
+/// The result for a person: text as text, the rest readable.
+pub fn render(result: &Value) -> String {
+    let mut out = String::new();
+    for item in result["content"].as_array().into_iter().flatten() {
+        let line = match item["type"].as_str() {
+            Some("text") => item["text"].as_str().unwrap_or("").to_owned(),
+            Some(kind @ ("image" | "audio")) => format!(
+                "[{kind}: {}, {} bytes of base64]",
+                item["mimeType"].as_str().unwrap_or("?"),
+                item["data"].as_str().map_or(0, str::len)
+            ),
+            Some("resource") => {
+                let r = &item["resource"];
+                let body = r["text"]
+                    .as_str()
+                    .map(|t| format!("\n{t}"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            " ({} bytes of base64)",
+                            r["blob"].as_str().map_or(0, str::len)
+                        )
+                    });
+                format!("[resource: {}]{body}", r["uri"].as_str().unwrap_or("?"))
+            }
+            Some("resource_link") => format!(
+                "[resource link: {} {}]",
+                item["uri"].as_str().unwrap_or("?"),
+                item["name"].as_str().unwrap_or("")
+            ),
+            _ => format!("{item:#}"),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        out.push_str(&format!("structured content:\n{structured:#}\n"));
+    }
+    out
+}
+
+impl cli::Call {
+    /// Calls the tool; the exit status says how it went.
+    pub fn run(self) -> Result<ExitCode> {
+        let (server, tool) = self
+            .target
+            .split_once('.')
+            .filter(|(s, t)| !s.is_empty() && !t.is_empty())
+            .ok_or_else(|| Error::Usage(format!("`{}` is not SERVER.TOOL", self.target)))?;
+        if self.timeout.is_nan() || self.timeout <= 0.0 {
+            return Err(Error::Usage(format!(
+                "--timeout {} is not a positive number of seconds",
+                self.timeout
+            )));
+        }
+        let args = arguments(self.args_json.as_deref(), &self.arguments)?;
+        let conversation = Conversation {
+            server,
+            config: self.config.config.as_deref(),
+            record: self.record.as_deref(),
+            replay: self.replay.as_deref(),
+            timeout: self.timeout,
+        };
+        let output = self.output;
+        let code = conversation.run(async |session: &mut Session| {
+            let init = session.initialize().await?;
+            if let Some(err) = init.error() {
+                eprintln!("error: server `{server}` refused to initialize: {err}");
+                return Ok(EXIT_FAILED);
+            }
+            let params = serde_json::json!({"name": tool, "arguments": args});
+            let reply = session.request("tools/call", params).await?;
+            Ok(print_reply(server, tool, &reply, output))
+        })?;
+        Ok(ExitCode::from(code))
+    }
+}
+
+fn print_reply(server: &str, tool: &str, reply: &Reply, output: Output) -> u8 {
+    if let Some(err) = reply.error() {
+        if output == Output::Raw {
+            println!("{}", reply.raw);
+        }
+        eprintln!(
+            "error: server `{server}` answered tools/call {tool} with error {}: {}",
+            err["code"],
+            err["message"].as_str().unwrap_or("")
+        );
+        return EXIT_FAILED;
+    }
+    let result = &reply.value["result"];
+    let failed = result["isError"] == Value::Bool(true);
+    match output {
+        Output::Raw => println!("{}", reply.raw),
+        Output::Json => println!("{result:#}"),
+        Output::Text if failed => eprint!("{}", render(result)),
+        Output::Text => print!("{}", render(result)),
+    }
+    if failed {
+        eprintln!("error: tool `{tool}` of server `{server}` answered isError: true");
+        return EXIT_FAILED;
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_json_when_they_parse() {
+        let args: Vec<String> = [
+            "n:5",
+            "flag=true",
+            "list:[1,2]",
+            "obj={\"a\":1}",
+            "s:hello world",
+            "url=http://x:1/?a=b",
+        ]
+        .map(String::from)
+        .to_vec();
+        let got = arguments(Some(r#"{"n":1,"keep":"k"}"#), &args).expect("args");
+        assert_eq!(
+            Value::Object(got),
+            json!({"n":5,"keep":"k","flag":true,"list":[1,2],"obj":{"a":1},"s":"hello world","url":"http://x:1/?a=b"})
+        );
+        assert!(arguments(None, &["novalue".into()]).is_err());
+        assert!(arguments(Some("[1]"), &[]).is_err());
+    }
+
+    #[test]
+    fn arguments_from_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("v.json");
+        std::fs::write(&f, "{\"deep\": [1]}\n").expect("write");
+        let got = arguments(None, &[format!("x=@{}", f.display())]).expect("args");
+        assert_eq!(got["x"], json!({"deep": [1]}));
+        let err = arguments(None, &["x=@/nonexistent/file".into()]).expect_err("missing");
+        assert!(
+            err.to_string().contains("cannot read `/nonexistent/file`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn render_is_readable() {
+        let r = json!({"content":[{"type":"text","text":"hi"},{"type":"image","mimeType":"image/png","data":"AAAA"},
+            {"type":"resource","resource":{"uri":"test://a","text":"body"}}],"structuredContent":{"sum":5}});
+        assert_eq!(
+            render(&r),
+            "hi\n[image: image/png, 4 bytes of base64]\n[resource: test://a]\nbody\nstructured content:\n{\n  \"sum\": 5\n}\n"
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! `mcptape servers`: the configured servers, how each starts, and the file it comes from.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use crate::cli;
+use crate::config::{self, Config};
+use crate::error::{Error, Result};
+use crate::mode::{self, ENV_HOME};
+use crate::process;
+use crate::tape::store;
+
+impl cli::Servers {
+    /// Prints one line per server.
+    pub fn run(self) -> Result<ExitCode> {
+        let own = mode::own();
+        let home = store::home(own.get(ENV_HOME))?;
+        let path = config::locate(self.config.config.as_deref(), None, &own.cwd, &home)?;
+        let config = Config::load(&path)?;
+        let mut text = format!(
+            "servers of `{}` (key `{}`):\n",
+            config.path.display(),
+            config.key
+        );
+        for (name, entry) in &config.servers {
+            let how = match (&entry.command, &entry.url) {
+                (Some(_), _) => process::display(&entry.argv()),
+                (None, Some(url)) => format!("{url}  (HTTP: not supported by call/tools yet)"),
+                (None, None) => String::new(),
+            };
+            text.push_str(&format!("  {}  {how}\n", crate::cmd::show::printable(name)));
+        }
+        std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .map_err(Error::Stdout)?;
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,125 @@
+//! `mcptape tools SERVER`: the server's tools, with their input schemas and annotations,
+//! through the built-in client (recorded or replayed like `call`).
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use crate::cli;
+use crate::client::Session;
+use crate::cmd::call::Conversation;
+use crate::error::{EXIT_DIFFERENT, Result};
+
+/// Most `tools/list` pages followed (a server that keeps giving cursors is stopped here).
+const MAX_PAGES: usize = 100;
+
+impl cli::Tools {
+    /// Lists the tools.
+    pub fn run(self) -> Result<ExitCode> {
+        let server = self.server.as_str();
+        let conversation = Conversation {
+            server,
+            config: self.config.config.as_deref(),
+            record: self.record.as_deref(),
+            replay: self.replay.as_deref(),
+            timeout: self.timeout,
+        };
+        let json_out = self.json;
+        let code = conversation.run(async |session: &mut Session| {
+            let init = session.initialize().await?;
+            if let Some(err) = init.error() {
+                eprintln!("error: server `{server}` refused to initialize: {err}");
+                return Ok(EXIT_DIFFERENT);
+            }
+            let mut tools = Vec::new();
+            let mut cursor: Option<Value> = None;
+            for _ in 0..MAX_PAGES {
+                let params = match &cursor {
+                    Some(c) => json!({"cursor": c}),
+                    None => json!({}),
+                };
+                let reply = session.request("tools/list", params).await?;
+                if let Some(err) = reply.error() {
+                    eprintln!(
+                        "error: server `{server}` answered tools/list with error {}: {}",
+                        err["code"], err["message"]
+                    );
+                    return Ok(EXIT_DIFFERENT);
+                }
+                let result = &reply.value["result"];
+                tools.extend(result["tools"].as_array().cloned().unwrap_or_default());
+                cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            if json_out {
+                println!("{:#}", Value::Array(tools));
+            } else {
+                print!("{}", describe(&tools));
+            }
+            Ok(0)
+        })?;
+        Ok(ExitCode::from(code))
+    }
+}
+
+/// The tools for a person: name, hints, description, then each argument.
+pub fn describe(tools: &[Value]) -> String {
+    let mut out = String::new();
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap_or("?");
+        let a = &tool["annotations"];
+        let mut hints = Vec::new();
+        for (key, word) in [
+            ("readOnlyHint", "read-only"),
+            ("destructiveHint", "destructive"),
+            ("idempotentHint", "idempotent"),
+            ("openWorldHint", "open-world"),
+        ] {
+            match a[key].as_bool() {
+                Some(true) => hints.push(word.to_owned()),
+                Some(false) => hints.push(format!("not {word}")),
+                None => {}
+            }
+        }
+        let hints = if hints.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", hints.join(", "))
+        };
+        out.push_str(&format!("{name}{hints}\n"));
+        if let Some(d) = tool["description"].as_str() {
+            out.push_str(&format!("  {}\n", d.lines().next().unwrap_or("")));
+        }
+        let schema = &tool["inputSchema"];
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str())
+            .collect();
+        for (arg, spec) in schema["properties"].as_object().into_iter().flatten() {
+            let ty = match &spec["type"] {
+                Value::String(t) => t.clone(),
+                Value::Array(ts) => ts
+                    .iter()
+                    .filter_map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                _ => "any".into(),
+            };
+            let req = if required.contains(&arg.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            let about = spec["description"]
+                .as_str()
+                .map(|d| format!("  {d}"))
+                .unwrap_or_default();
+            out.push_str(&format!("    {arg}{req}: {ty}{about}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,318 @@
+//! MCP client configuration: which servers exist and how to start them.
+//!
+//! Found as `--config FILE`, else `MCPTAPE_CONFIG`, else the first that exists of
+//! [`CANDIDATES`] in the working directory, else `~/.mcptape/config.json`. The format is
+//! the common one: `{"mcpServers": {"NAME": {"command", "args", "env", "cwd"}}}` (VS Code's
+//! `servers` key is read too). `${VAR}` and `${VAR:-default}` in any string expand from
+//! the environment. Every error names the file and the key.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::ConfigError;
+
+/// The environment variable naming a config file.
+pub const ENV_CONFIG: &str = "MCPTAPE_CONFIG";
+/// Config files looked for in the working directory, in order.
+pub const CANDIDATES: &[&str] = &[
+    ".mcp.json",
+    "mcp.json",
+    ".cursor/mcp.json",
+    ".vscode/mcp.json",
+];
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerEntry {
+    /// The program (absent for HTTP servers).
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to its environment.
+    pub env: Vec<(String, String)>,
+    /// Its working directory (relative to the config file's directory).
+    pub cwd: Option<PathBuf>,
+    /// For HTTP servers: the URL.
+    pub url: Option<String>,
+}
+
+impl ServerEntry {
+    /// The command line, program first.
+    pub fn argv(&self) -> Vec<String> {
+        self.command
+            .iter()
+            .cloned()
+            .chain(self.args.iter().cloned())
+            .collect()
+    }
+}
+
+/// A loaded config file.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file.
+    pub path: PathBuf,
+    /// The key the servers were under (`mcpServers` or `servers`).
+    pub key: &'static str,
+    /// The servers, in file order.
+    pub servers: Vec<(String, ServerEntry)>,
+}
+
+/// Which config file to read: the flag, the variable, the candidates, the home one.
+pub fn locate(
+    flag: Option<&Path>,
+    env: Option<&str>,
+    cwd: &Path,
+    home: &Path,
+) -> Result<PathBuf, ConfigError> {
+    if let Some(path) = flag {
+        return Ok(path.to_path_buf());
+    }
+    if let Some(path) = env.filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let home_config = home.join("config.json");
+    let mut looked = Vec::new();
+    for candidate in CANDIDATES.iter().map(|c| cwd.join(c)).chain([home_config]) {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        looked.push(candidate.display().to_string());
+    }
+    Err(ConfigError::NotFound { looked })
+}
+
+impl Config {
+    /// Reads and checks a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(path, &text, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses config text; `var` looks up environment variables.
+    pub fn parse(
+        path: &Path,
+        text: &str,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            reason: e.to_string(),
+        })?;
+        let shape = |key: String, reason: &str| ConfigError::Shape {
+            path: path.to_path_buf(),
+            key,
+            reason: reason.to_owned(),
+        };
+        let (key, servers) = match (doc.get("mcpServers"), doc.get("servers")) {
+            (Some(s), _) => ("mcpServers", s),
+            (None, Some(s)) => ("servers", s),
+            (None, None) => {
+                return Err(shape(
+                    "mcpServers".into(),
+                    "is missing (no `mcpServers` or `servers` object)",
+                ));
+            }
+        };
+        let servers = servers
+            .as_object()
+            .ok_or_else(|| shape(key.into(), "must be an object"))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut out = Vec::new();
+        for (name, entry) in servers {
+            let at = |field: &str| {
+                format!(
+                    "{key}.{name}{}",
+                    if field.is_empty() {
+                        String::new()
+                    } else {
+                        format!(".{field}")
+                    }
+                )
+            };
+            let obj = entry
+                .as_object()
+                .ok_or_else(|| shape(at(""), "must be an object"))?;
+            let string = |field: &str, v: &Value| -> Result<String, ConfigError> {
+                let s = v
+                    .as_str()
+                    .ok_or_else(|| shape(at(field), "must be a string"))?;
+                expand(s, var).map_err(|missing| ConfigError::Env {
+                    path: path.to_path_buf(),
+                    key: at(field),
+                    var: missing,
+                })
+            };
+            let command = obj
+                .get("command")
+                .map(|v| string("command", v))
+                .transpose()?;
+            let args = match obj.get("args") {
+                None => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| string(&format!("args[{i}]"), v))
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(shape(at("args"), "must be an array of strings")),
+            };
+            let env = match obj.get("env") {
+                None => Vec::new(),
+                Some(Value::Object(vars)) => vars
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), string(&format!("env.{k}"), v)?)))
+                    .collect::<Result<_, ConfigError>>()?,
+                Some(_) => return Err(shape(at("env"), "must be an object of strings")),
+            };
+            let cwd = obj
+                .get("cwd")
+                .map(|v| string("cwd", v))
+                .transpose()?
+                .map(|c| dir.join(c));
+            let url = obj.get("url").map(|v| string("url", v)).transpose()?;
+            if command.is_none() && url.is_none() {
+                return Err(ConfigError::MissingCommand {
+                    path: path.to_path_buf(),
+                    key: at("command"),
+                });
+            }
+            out.push((
+                name.clone(),
+                ServerEntry {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                    url,
+                },
+            ));
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            key,
+            servers: out,
+        })
+    }
+
+    /// The server of that name, ready to start over stdio.
+    pub fn server(&self, name: &str) -> Result<&ServerEntry, ConfigError> {
+        let Some((_, entry)) = self.servers.iter().find(|(n, _)| n == name) else {
+            return Err(ConfigError::UnknownServer {
+                path: self.path.clone(),
+                name: name.to_owned(),
+                known: self.servers.iter().map(|(n, _)| n.clone()).collect(),
+            });
+        };
+        if entry.command.is_none() {
+            return Err(ConfigError::Http {
+                path: self.path.clone(),
+                key: format!("{}.{name}.url", self.key),
+            });
+        }
+        Ok(entry)
+    }
+}
+
+/// Expands `${VAR}` and `${VAR:-default}`; an unset variable without default is an error
+/// naming it. A `$` not followed by `{` is kept.
+fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match (
+            var(name).filter(|v| !v.is_empty() || default.is_none()),
+            default,
+        ) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(name.to_owned()),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(name: &str) -> Option<String> {
+        (name == "TOKEN").then(|| "t0k".to_owned())
+    }
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("/p/.mcp.json"), text, &vars)
+    }
+
+    #[test]
+    fn common_format_with_expansion() {
+        let c = parse(
+            r#"{"mcpServers":{"a":{"command":"srv","args":["--t","${TOKEN}","${NOPE:-dflt}","$HOME"],
+                "env":{"K":"${TOKEN}"},"cwd":"sub"}}}"#,
+        )
+        .expect("config");
+        let a = c.server("a").expect("a");
+        assert_eq!(a.argv(), ["srv", "--t", "t0k", "dflt", "$HOME"]);
+        assert_eq!(a.env, [("K".to_owned(), "t0k".to_owned())]);
+        assert_eq!(a.cwd.as_deref(), Some(Path::new("/p/sub")));
+    }
+
+    #[test]
+    fn vscode_servers_key() {
+        let c = parse(r#"{"servers":{"a":{"command":"x"}}}"#).expect("config");
+        assert_eq!(c.key, "servers");
+    }
+
+    #[test]
+    fn errors_name_file_and_key() {
+        let e = parse("{\n  \"mcpServers\": {,\n}").expect_err("json");
+        assert!(
+            e.to_string()
+                .contains("/p/.mcp.json` is not valid JSON at line 2, column"),
+            "{e}"
+        );
+        let e = parse(r#"{"mcpServers":{"a":{"args":[]}}}"#).expect_err("command");
+        assert_eq!(
+            e.to_string(),
+            "`/p/.mcp.json`: `mcpServers.a.command` is missing"
+        );
+        let e = parse(r#"{"mcpServers":{"a":{"command":"x","args":[1]}}}"#).expect_err("args");
+        assert_eq!(
+            e.to_string(),
+            "`/p/.mcp.json`: `mcpServers.a.args[0]` must be a string"
+        );
+        let e = parse(r#"{"mcpServers":{"a":{"command":"${MISSING}"}}}"#).expect_err("env");
+        assert!(
+            e.to_string()
+                .contains("`mcpServers.a.command` uses `${MISSING}`, which is not set"),
+            "{e}"
+        );
+        let c = parse(r#"{"mcpServers":{"a":{"command":"x"},"web":{"url":"https://h/mcp"}}}"#)
+            .expect("config");
+        let e = c.server("b").expect_err("unknown");
+        assert_eq!(
+            e.to_string(),
+            "`/p/.mcp.json` has no server `b`; it has: a, web"
+        );
+        let e = c.server("web").expect_err("http");
+        assert!(e.to_string().contains("`mcpServers.web.url`"), "{e}");
+    }
+}
