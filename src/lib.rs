@@ -27,6 +27,7 @@ pub mod matcher;
 pub mod message;
 pub mod mode;
 pub mod process;
+pub mod redact;
 pub mod report;
 pub mod stdio;
 pub mod tap;
