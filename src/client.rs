@@ -22,7 +22,7 @@ use crate::message::{self, Kind, Message, Shape};
 use crate::process::{self, Server};
 use crate::tap::TapHandle;
 use crate::tape::Direction;
-use crate::upstream::replay::Replay;
+use crate::upstream::pick::Picker;
 use crate::verdict::Verdict;
 
 /// The protocol version the client asks for.
@@ -84,7 +84,7 @@ enum Link {
         tap: Option<TapHandle>,
     },
     Replay {
-        engine: Box<Replay>,
+        engine: Box<Picker>,
         queue: VecDeque<Vec<u8>>,
     },
 }
@@ -152,7 +152,7 @@ impl Session {
     }
 
     /// A session answered by the replay engine.
-    pub fn replay(name: &str, mut engine: Replay) -> Session {
+    pub fn replay(name: &str, mut engine: Picker) -> Session {
         let queue = engine.start().into_iter().map(|o| o.line).collect();
         Session {
             link: Link::Replay {

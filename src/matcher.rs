@@ -149,12 +149,14 @@ impl Matcher {
         if let Value::Object(map) = &mut v {
             map.remove("id");
             map.remove("jsonrpc");
-            if let Some(Value::Object(params)) = map.get_mut("params")
-                && let Some(Value::Object(meta)) = params.get_mut("_meta")
-            {
-                meta.retain(|k, _| !VOLATILE_META_KEYS.contains(&k.as_str()));
-                if meta.is_empty() {
-                    params.remove("_meta");
+            for member in ["params", "result"] {
+                if let Some(Value::Object(inner)) = map.get_mut(member)
+                    && let Some(Value::Object(meta)) = inner.get_mut("_meta")
+                {
+                    meta.retain(|k, _| !VOLATILE_META_KEYS.contains(&k.as_str()));
+                    if meta.is_empty() {
+                        inner.remove("_meta");
+                    }
                 }
             }
         }
@@ -167,6 +169,11 @@ impl Matcher {
     /// True when `live` is what `recorded` expects.
     pub fn matches(&self, recorded: &Message, live: &Message) -> bool {
         if recorded.kind() != live.kind() || recorded.method() != live.method() {
+            return false;
+        }
+        // The client's answer to a server request answers the id the replay sent, which is
+        // the recorded one.
+        if matches!(recorded.kind(), Kind::Response | Kind::Error) && recorded.id() != live.id() {
             return false;
         }
         if !self.strict_initialize
@@ -183,8 +190,25 @@ impl Matcher {
 pub fn equal(recorded: &Value, live: &Value) -> bool {
     match (recorded, live) {
         (Value::String(r), _) if r == REDACTED => true,
-        (Value::String(r), Value::String(l)) if r.contains(REDACTED) => wildcard(r, l),
-        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
+        (Value::String(r), Value::String(l)) if r.contains(REDACTED) => {
+            // JSON carried in text was redacted as JSON: compare it as JSON.
+            match (
+                serde_json::from_str::<Value>(r),
+                serde_json::from_str::<Value>(l),
+            ) {
+                (Ok(rv @ (Value::Object(_) | Value::Array(_))), Ok(lv)) => equal(&rv, &lv),
+                _ => wildcard(r, l),
+            }
+        }
+        // By value: `1` matches `1.0`, but integers compare exactly (no f64 rounding).
+        (Value::Number(a), Value::Number(b)) => {
+            match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+                (Some(x), Some(y), _, _) => x == y,
+                (_, _, Some(x), Some(y)) => x == y,
+                _ if a.is_f64() || b.is_f64() => a.as_f64() == b.as_f64(),
+                _ => false,
+            }
+        }
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y))
         }

@@ -22,6 +22,8 @@ const LOCK_FILE: &str = "running.lock";
 /// A private report directory, removed when dropped unless proxies are still running.
 pub struct ReportDir {
     dir: Option<tempfile::TempDir>,
+    /// Where the directory is, once it is kept for proxies still running.
+    kept: Option<PathBuf>,
 }
 
 impl ReportDir {
@@ -31,12 +33,19 @@ impl ReportDir {
             .prefix("mcptape-report-")
             .tempdir()?;
         File::create(dir.path().join(LOCK_FILE))?;
-        Ok(ReportDir { dir: Some(dir) })
+        Ok(ReportDir {
+            dir: Some(dir),
+            kept: None,
+        })
     }
 
     /// Its path, for `MCPTAPE_REPORT`.
     pub fn path(&self) -> &Path {
-        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
+        match (&self.dir, &self.kept) {
+            (Some(d), _) => d.path(),
+            (None, Some(k)) => k,
+            (None, None) => Path::new(""),
+        }
     }
 
     /// Waits until no proxy holds the directory any more (up to [`PROXY_WAIT`]); false
@@ -51,8 +60,9 @@ impl ReportDir {
         let done = rx.recv_timeout(PROXY_WAIT).unwrap_or(false);
         if !done && let Some(dir) = self.dir.take() {
             let kept: PathBuf = dir.keep();
+            self.kept = Some(kept.clone());
             eprintln!(
-                "mcptape: warning: some proxies were still running {}s after the command exited; their reports in `{}` are not counted",
+                "mcptape: warning: some proxies were still running {}s after the command exited; what they report later in `{}` is not counted",
                 PROXY_WAIT.as_secs(),
                 kept.display()
             );
@@ -105,17 +115,13 @@ pub fn problems(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Takes the next recorded connection of `server` nobody has taken yet. Proxies of one
-/// `mcptape replay` run coordinate through claim files in the report directory; a proxy
-/// without one takes the first.
-pub fn claim(tape: &Tape, server: &str, report: Option<&Path>) -> Result<Connection, String> {
-    let conns: Vec<_> = tape
-        .connections()
-        .into_iter()
-        .filter(|c| c.server == server)
-        .collect();
+/// The recorded connections of `server`, in tape order; an error naming the servers the
+/// tape holds when there is none.
+pub fn connections_of(tape: &Tape, server: &str) -> Result<Vec<Connection>, String> {
+    let all = tape.connections();
+    let conns: Vec<Connection> = all.iter().filter(|c| c.server == server).cloned().collect();
     if conns.is_empty() {
-        let mut held: Vec<String> = tape.connections().into_iter().map(|c| c.server).collect();
+        let mut held: Vec<String> = all.into_iter().map(|c| c.server).collect();
         held.sort();
         held.dedup();
         return Err(format!(
@@ -128,28 +134,31 @@ pub fn claim(tape: &Tape, server: &str, report: Option<&Path>) -> Result<Connect
             }
         ));
     }
-    let Some(dir) = report else {
-        return Ok(conns[0].clone());
-    };
-    let total = conns.len();
-    for conn in conns {
-        let hex: String = format!("{server}\0{}", conn.id)
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let claim = dir.join(format!("claim-{hex}"));
-        if std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&claim)
-            .is_ok()
-        {
-            return Ok(conn);
-        }
+    Ok(conns)
+}
+
+fn claim_path(dir: &Path, server: &str, conn: &Connection) -> PathBuf {
+    let hex: String = format!("{server}\0{}", conn.id)
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    dir.join(format!("claim-{hex}"))
+}
+
+/// True when another proxy of this run already serves that recorded connection.
+pub fn is_claimed(dir: &Path, server: &str, conn: &Connection) -> bool {
+    claim_path(dir, server, conn).exists()
+}
+
+/// Claims a recorded connection for this proxy: `Ok(false)` when another one has it.
+pub fn try_claim(dir: &Path, server: &str, conn: &Connection) -> Result<bool, String> {
+    let path = claim_path(dir, server, conn);
+    match OpenOptions::new().write(true).create_new(true).open(&path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(format!(
+            "cannot claim a recorded connection in `{}`: {e}",
+            dir.display()
+        )),
     }
-    Err(format!(
-        "all {total} recorded connection{} of server `{server}` in `{}` are already used",
-        if total == 1 { "" } else { "s" },
-        tape.path.display()
-    ))
 }

@@ -49,6 +49,12 @@ pub struct Verdict {
     pub leftovers: Vec<Leftover>,
     /// Anything else that went wrong (garbage from the client, no connection to serve).
     pub problems: Vec<String>,
+    /// What is worth knowing but not a failure (unrecorded advisory notifications).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The tape line where the recorded connection starts (for ordering summaries).
+    #[serde(default)]
+    pub first_line: Option<usize>,
 }
 
 impl Verdict {
@@ -89,23 +95,36 @@ impl Verdict {
             .filter_map(|f| std::fs::read_to_string(f.path()).ok())
             .filter_map(|t| serde_json::from_str(&t).ok())
             .collect();
-        out.sort_by(|a, b| (&a.server, &a.conn).cmp(&(&b.server, &b.conn)));
+        out.sort_by_key(|v| (v.first_line.unwrap_or(usize::MAX), v.server.clone()));
         out
     }
 
     /// A readable account, several lines, for stderr.
     pub fn describe(&self) -> String {
         let conn = self.conn.as_deref().unwrap_or("-");
-        let mut out = if self.ok() {
-            format!(
-                "ok       server `{}` connection `{conn}`: {} client messages matched, {} answers given\n",
-                self.server, self.matched, self.answered
-            )
-        } else {
-            format!("DIVERGED server `{}` connection `{conn}`:\n", self.server)
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let label = match (
+            &self.mismatch,
+            self.leftovers.is_empty(),
+            self.problems.is_empty(),
+        ) {
+            (Some(_), _, _) => "DIVERGED",
+            (None, false, _) => "INCOMPLETE",
+            (None, true, false) => "FAILED",
+            (None, true, true) => "ok",
         };
+        let mut out = format!(
+            "{label:<8} server `{}` connection `{conn}`: {} matched, {} given\n",
+            self.server,
+            plural(self.matched, "client message", "client messages"),
+            plural(self.answered, "recorded answer", "recorded answers"),
+        );
         for p in &self.problems {
             out.push_str(&format!("  {p}\n"));
+        }
+        for n in &self.notes {
+            out.push_str(&format!("  note: {n}\n"));
         }
         if let Some(m) = &self.mismatch {
             let at = m

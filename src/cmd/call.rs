@@ -11,15 +11,15 @@ use serde_json::{Map, Value};
 
 use crate::cli::{self, Output};
 use crate::client::{Closed, Reply, Session};
+use crate::cmd::proxy::{file_verdict, replay_options};
 use crate::config::{self, Config};
 use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
-use crate::matcher::{Glob, Matcher};
 use crate::mode::{self, ENV_HOME, Mode};
 use crate::report;
 use crate::tap::{Tap, new_conn_id};
 use crate::tape::{Tape, TapeWriter, store};
-use crate::upstream::replay::{self, Replay};
+use crate::upstream::pick::Picker;
 
 /// Exit status: the tool answered an error, or the server failed.
 const EXIT_FAILED: u8 = EXIT_DIFFERENT;
@@ -36,9 +36,9 @@ pub(crate) enum Endpoint {
         tap: Option<Tap>,
         report: Option<PathBuf>,
     },
-    /// The replay engine on a claimed recorded connection.
+    /// The replay engine on a recorded connection chosen by the client's messages.
     Replay {
-        engine: Box<Replay>,
+        picker: Box<Picker>,
         report: Option<PathBuf>,
         _running: Option<std::fs::File>,
     },
@@ -136,27 +136,25 @@ impl Conversation<'_> {
                     eprintln!("mcptape: warning: {w}");
                 }
                 let running = report.as_deref().and_then(report::hold);
-                let conn = match report::claim(&loaded, self.server, report.as_deref()) {
-                    Ok(conn) => conn,
-                    Err(problem) => return Ok(Endpoint::Unservable { problem, report }),
-                };
+                let picker = Picker::new(
+                    &loaded,
+                    self.server,
+                    report.as_deref(),
+                    &replay_options(&settings)?,
+                );
+                if let Some(problem) = picker.problem() {
+                    return Ok(Endpoint::Unservable {
+                        problem: problem.to_owned(),
+                        report,
+                    });
+                }
                 eprintln!(
                     "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
                     self.server,
                     tape.display()
                 );
-                let globs = settings
-                    .ignore
-                    .iter()
-                    .map(|g| Glob::parse(g))
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(Error::Usage)?;
-                let opts = replay::Options {
-                    matcher: Matcher::new(globs, settings.strict_initialize),
-                    unordered: settings.unordered,
-                };
                 Ok(Endpoint::Replay {
-                    engine: Box::new(Replay::new(&loaded, &conn, opts)),
+                    picker: Box::new(picker),
                     report,
                     _running: running,
                 })
@@ -220,11 +218,11 @@ impl Conversation<'_> {
                     )
                 }
                 Endpoint::Replay {
-                    engine,
+                    picker,
                     report,
                     _running,
                 } => {
-                    let session = Session::replay(self.server, *engine);
+                    let session = Session::replay(self.server, *picker);
                     let placeholder = Endpoint::Unservable {
                         problem: String::new(),
                         report,
@@ -250,18 +248,7 @@ impl Conversation<'_> {
             let closed = session.close(reason).await?;
             let code = match (closed, &endpoint) {
                 (Closed::Replay(verdict), Endpoint::Unservable { report, .. }) => {
-                    match report {
-                        Some(dir) => {
-                            if let Err(e) = verdict.leave(dir) {
-                                eprintln!(
-                                    "mcptape: cannot leave the verdict in `{}`: {e}",
-                                    dir.display()
-                                );
-                            }
-                        }
-                        None if !verdict.ok() => eprint!("mcptape: {}", verdict.describe()),
-                        None => {}
-                    }
+                    file_verdict(&verdict, report.as_deref());
                     if verdict.ok() { code } else { EXIT_TAPE }
                 }
                 _ => code,

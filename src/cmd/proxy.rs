@@ -6,8 +6,11 @@
 //! `MCPTAPE_RECORD`/`MCPTAPE_REPLAY` in our own or our nearest ancestor's environment
 //! ([`crate::mode`]).
 
+use std::collections::VecDeque;
 use std::path::Path;
+
 use std::process::ExitCode;
+use tokio::time::Instant;
 
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -24,7 +27,8 @@ use crate::stdio;
 use crate::tap::{Tap, new_conn_id};
 use crate::tape::{Tape, TapeWriter, store};
 use crate::upstream::child::{READ_BUFFER_BYTES, relay};
-use crate::upstream::replay::{self, Replay};
+use crate::upstream::pick::Picker;
+use crate::upstream::replay::{self, Out};
 use crate::verdict::Verdict;
 
 impl cli::Proxy {
@@ -134,24 +138,19 @@ impl cli::Proxy {
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
                 );
-                let verdict = runtime.block_on(serve_replay(
+                let (verdict, server_exit) = runtime.block_on(serve_replay(
                     &loaded,
                     &server,
                     report.as_deref(),
                     &settings,
                     self.max_line_bytes,
                 ))?;
-                if let Some(dir) = &report {
-                    if let Err(e) = verdict.leave(dir) {
-                        eprintln!(
-                            "mcptape: cannot leave the verdict in `{}`: {e}",
-                            dir.display()
-                        );
-                    }
-                } else if !verdict.ok() {
-                    eprint!("mcptape: {}", verdict.describe());
-                }
-                Ok(if verdict.ok() { EXIT_OK } else { EXIT_TAPE })
+                file_verdict(&verdict, report.as_deref());
+                Ok(match (verdict.ok(), server_exit) {
+                    (false, _) => EXIT_TAPE,
+                    (true, Some(code)) => code,
+                    (true, None) => EXIT_OK,
+                })
             }
         };
         // A tokio stdin read may be parked on the blocking pool; do not wait for it.
@@ -160,54 +159,83 @@ impl cli::Proxy {
     }
 }
 
-/// Serves one client from the tape until it hangs up; returns the verdict.
-async fn serve_replay(
-    tape: &Tape,
-    server: &str,
-    report: Option<&Path>,
-    settings: &cli::Matching,
-    max_line: usize,
-) -> Result<Verdict> {
+/// Leaves a verdict for the `replay` parent, or, standalone, prints it when it failed.
+pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
+    match report {
+        Some(dir) => {
+            if let Err(e) = verdict.leave(dir) {
+                eprintln!(
+                    "mcptape: cannot leave the verdict in `{}`: {e}",
+                    dir.display()
+                );
+            }
+        }
+        None if !verdict.ok() => eprint!("mcptape: {}", verdict.describe()),
+        None => {}
+    }
+}
+
+/// The replay options from the matching flags.
+pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
     let globs = settings
         .ignore
         .iter()
         .map(|g| Glob::parse(g))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(Error::Usage)?;
-    let conn = match report::claim(tape, server, report) {
-        Ok(conn) => conn,
-        Err(problem) => {
-            eprintln!("mcptape: error: {problem}");
-            return Ok(Verdict {
-                server: server.to_owned(),
-                problems: vec![problem],
-                ..Verdict::default()
-            });
-        }
-    };
-    let opts = replay::Options {
+    Ok(replay::Options {
         matcher: Matcher::new(globs, settings.strict_initialize),
         unordered: settings.unordered,
-    };
-    let mut engine = Replay::new(tape, &conn, opts);
+    })
+}
+
+/// Serves one client from the tape until it hangs up (or the recorded server ended the
+/// connection: then with its exit status); returns the verdict.
+async fn serve_replay(
+    tape: &Tape,
+    server: &str,
+    report: Option<&Path>,
+    settings: &cli::Matching,
+    max_line: usize,
+) -> Result<(Verdict, Option<u8>)> {
+    let mut picker = Picker::new(tape, server, report, &replay_options(settings)?);
+    if let Some(problem) = picker.problem() {
+        eprintln!("mcptape: error: {problem}");
+    }
     let mut input =
         FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);
     let mut output = stdio::stdout();
     let mut signals = Signals::new()?;
-    let mut pending = engine.start();
+    let mut queue: VecDeque<Out> = picker.start().into();
+    // With --pace, when the message at the head of the queue is due.
+    let mut due: Option<Instant> = None;
     let mut long = Vec::new();
+    let mut server_exit = None;
     'serve: loop {
-        for out in pending.drain(..) {
-            if settings.pace && !out.delay.is_zero() {
-                tokio::time::sleep(out.delay).await;
+        while let Some(head) = queue.front() {
+            if settings.pace && !head.delay.is_zero() {
+                let at = *due.get_or_insert_with(|| Instant::now() + head.delay);
+                if Instant::now() < at {
+                    break;
+                }
             }
+            due = None;
+            let out = queue.pop_front().expect("a head");
             if output.write_all(&out.line).await.is_err() || output.flush().await.is_err() {
                 break 'serve;
             }
         }
+        if queue.is_empty()
+            && let Some(code) = picker.server_gone()
+        {
+            // The recorded server ended the connection here: so does the replay.
+            server_exit = Some(code);
+            break;
+        }
+        let mut arrived = Vec::new();
         tokio::select! {
             frame = input.next() => match frame {
-                Some(Ok(Frame::Line(line))) => pending = engine.on_client(framing::content(&line)),
+                Some(Ok(Frame::Line(line))) => arrived = picker.on_client(framing::content(&line)),
                 Some(Ok(Frame::Long { bytes, last, .. })) => {
                     // A client line too long to hold: never what a tape expects.
                     if long.len() < 80 {
@@ -215,15 +243,33 @@ async fn serve_replay(
                     }
                     if last {
                         long.extend_from_slice(b" (truncated)");
-                        pending = engine.on_client(&std::mem::take(&mut long));
+                        arrived = picker.on_client(&std::mem::take(&mut long));
                     }
                 }
                 Some(Err(_)) | None => break,
             },
+            () = sleep_until(due) => {}
             _ = signals.recv() => break,
         }
+        // Answers outside the script (pings, parse errors) go out at once.
+        for out in arrived {
+            if out.immediate {
+                if output.write_all(&out.line).await.is_err() || output.flush().await.is_err() {
+                    break 'serve;
+                }
+            } else {
+                queue.push_back(out);
+            }
+        }
     }
-    Ok(engine.finish())
+    Ok((picker.finish(), server_exit))
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// A name for the server from its command line: the package or script, not the launcher.

@@ -2,6 +2,8 @@
 //!
 //! - [`child`]: a server process over its stdin/stdout, relayed byte for byte.
 //! - [`replay`]: the replay engine, an in-memory transport that answers from a tape.
+//! - [`pick`]: which recorded connection a live client gets.
 
 pub mod child;
+pub mod pick;
 pub mod replay;

@@ -35,6 +35,13 @@ pub const DIVERGED_CODE: i64 = -32090;
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
+/// Client notifications that may come unrecorded without failing the replay: they ask
+/// nothing of the server, and their timing varies from run to run.
+const ADVISORY: &[&str] = &[
+    "notifications/cancelled",
+    "notifications/roots/list_changed",
+    "notifications/progress",
+];
 /// Longest message summary in errors and verdicts.
 const SUMMARY_CHARS: usize = 240;
 
@@ -52,6 +59,9 @@ pub struct Options {
 pub struct Out {
     /// The recorded gap before this message (for `--pace`).
     pub delay: Duration,
+    /// Not part of the script (a ping's answer, a parse error): sent at once, even ahead
+    /// of paced messages.
+    pub immediate: bool,
     /// The bytes to write, `\n` included.
     pub line: Vec<u8>,
 }
@@ -82,6 +92,12 @@ pub struct Replay {
     asked_version: Option<String>,
     /// This server's recorded answer to a `server/discover` probe, if any.
     discover_answer: Option<Message>,
+    /// Progress tokens the recorded client issued (raw JSON).
+    recorded_tokens: HashSet<String>,
+    /// Live ids of matched requests not answered yet, in order.
+    awaiting: Vec<String>,
+    /// The recorded server ended the connection itself, with this exit status.
+    server_exit: Option<u8>,
     last_ts: Option<SystemTime>,
     diverged: Option<String>,
     verdict: Verdict,
@@ -130,7 +146,7 @@ pub fn summary(msg: &Message) -> String {
 }
 
 /// An error response to `id` (raw JSON), as a line.
-fn error_line(id: &str, code: i64, text: &str) -> Vec<u8> {
+pub fn error_line(id: &str, code: i64, text: &str) -> Vec<u8> {
     let msg = json!({"code": code, "message": text});
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{msg}}}\n").into_bytes()
 }
@@ -209,6 +225,26 @@ impl Replay {
                 }
             }
         }
+        let recorded_tokens = steps
+            .iter()
+            .filter(|s| s.dir == Direction::Send && s.message.kind() == Kind::Request)
+            .filter_map(|s| {
+                message::raw_member(s.message.text(), &["params", "_meta", "progressToken"])
+            })
+            .map(str::to_owned)
+            .collect();
+        let server_exit = conn
+            .entries
+            .iter()
+            .map(|&i| &tape.entries[i])
+            .filter(|e| e.lifecycle_event() == Some("$transport/close"))
+            .map(|e| e.message.value()["params"].clone())
+            .find(|p| p["reason"] == "server exited")
+            .map(|p| match (p["exitCode"].as_i64(), p["signal"].as_i64()) {
+                (Some(code), _) => code as u8,
+                (None, Some(sig)) => (128 + sig) as u8,
+                _ => 1,
+            });
         Replay {
             steps,
             pos: 0,
@@ -217,11 +253,15 @@ impl Replay {
             versions,
             asked_version: None,
             discover_answer,
+            recorded_tokens,
+            awaiting: Vec::new(),
+            server_exit,
             last_ts: None,
             diverged: None,
             verdict: Verdict {
                 server: conn.server.clone(),
                 conn: Some(conn.id.clone()),
+                first_line: conn.entries.first().map(|&i| tape.entries[i].line),
                 ..Verdict::default()
             },
             opts,
@@ -252,17 +292,31 @@ impl Replay {
         }
         let msg = Message::new(text.to_vec());
         let live_id = msg.id().unwrap_or("null").to_owned();
+        if msg.kind() == Kind::Request && msg.method() == Some("ping") {
+            return vec![self.now(
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{live_id},\"result\":{{}}}}\n").into_bytes(),
+            )];
+        }
         if let Some(why) = &self.diverged {
             return match msg.kind() {
                 Kind::Request => vec![self.now(error_line(&live_id, DIVERGED_CODE, why))],
                 _ => Vec::new(),
             };
         }
-        if msg.kind() == Kind::Request && msg.method() == Some("ping") {
-            return vec![self.now(
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{live_id},\"result\":{{}}}}\n").into_bytes(),
-            )];
-        }
+        // A cancellation names a live request id: match it as the recorded one.
+        let msg = match message::raw_member(msg.text(), &["params", "requestId"]) {
+            Some(live) if msg.method() == Some("notifications/cancelled") => {
+                match self.ids.iter().find(|(_, l)| l.as_str() == live) {
+                    Some((rec, _)) => {
+                        message::replace_member(msg.text(), &["params", "requestId"], rec)
+                            .map(Message::new)
+                            .unwrap_or(msg)
+                    }
+                    None => msg,
+                }
+            }
+            _ => msg,
+        };
         let probing = msg.kind() == Kind::Request && msg.method() == Some("server/discover");
         let candidates = self.candidates();
         if !probing {
@@ -275,6 +329,13 @@ impl Replay {
         {
             self.consume(c, &msg);
             return self.advance();
+        }
+        if msg.kind() == Kind::Notification && msg.method().is_some_and(|m| ADVISORY.contains(&m)) {
+            // Advisory: the server needs no answer and the script does not depend on it.
+            self.verdict
+                .notes
+                .push(format!("the client sent an unrecorded {}", summary(&msg)));
+            return Vec::new();
         }
         if probing {
             // The tape's client did not probe here: answer as this server did elsewhere.
@@ -334,7 +395,10 @@ impl Replay {
                     }
                 }
                 _ if !self.opts.unordered => break,
-                _ => answered |= s.message.id().is_some_and(|id| ids.contains(id)),
+                _ => {
+                    let answer = matches!(s.message.kind(), Kind::Response | Kind::Error);
+                    answered |= answer && s.message.id().is_some_and(|id| ids.contains(id));
+                }
             }
         }
         out
@@ -370,6 +434,7 @@ impl Replay {
         }
         if let (Some(rec), Some(now)) = (recorded.id(), live.id()) {
             self.ids.insert(rec.to_owned(), now.to_owned());
+            self.awaiting.push(now.to_owned());
         }
         let token = ["params", "_meta", "progressToken"];
         if let (Some(rec), Some(now)) = (
@@ -384,7 +449,10 @@ impl Replay {
         }
     }
 
-    /// Gives the client every recv step that is due.
+    /// Gives the client every recv step that is due: those with everything recorded
+    /// before them done, then — so that a client that waits for each answer is not held
+    /// up by a request recorded as sent concurrently — answers (and progress) for
+    /// requests already matched, up to the first recv step that is not releasable.
     fn advance(&mut self) -> Vec<Out> {
         let mut out = Vec::new();
         while self.pos < self.steps.len() {
@@ -396,20 +464,80 @@ impl Replay {
             if step.dir == Direction::Send {
                 break;
             }
-            let delay = match (self.last_ts, step.ts) {
-                (Some(a), Some(b)) => b.duration_since(a).unwrap_or_default(),
-                _ => Duration::ZERO,
-            };
-            if step.ts.is_some() {
-                self.last_ts = step.ts;
-            }
-            let line = self.rewrite(&self.steps[self.pos].message);
-            self.steps[self.pos].done = true;
-            self.verdict.answered += 1;
-            out.push(Out { delay, line });
+            self.emit(self.pos, &mut out);
             self.pos += 1;
         }
+        for i in self.pos..self.steps.len() {
+            let step = &self.steps[i];
+            if step.done {
+                continue;
+            }
+            if step.dir == Direction::Send {
+                // Past other client requests, but not past the client's answer to a
+                // server request: what follows may depend on it.
+                if matches!(step.message.kind(), Kind::Response | Kind::Error) {
+                    break;
+                }
+                continue;
+            }
+            if !self.releasable(&step.message) {
+                break;
+            }
+            self.emit(i, &mut out);
+        }
         out
+    }
+
+    /// True for an answer to a matched request, or progress for a matched token.
+    fn releasable(&self, msg: &Message) -> bool {
+        match msg.kind() {
+            Kind::Response | Kind::Error => msg.id().is_some_and(|id| self.ids.contains_key(id)),
+            Kind::Notification if msg.method() == Some("notifications/progress") => {
+                message::raw_member(msg.text(), &["params", "progressToken"])
+                    .is_some_and(|t| self.tokens.contains_key(t))
+            }
+            _ => false,
+        }
+    }
+
+    fn emit(&mut self, i: usize, out: &mut Vec<Out>) {
+        let step = &self.steps[i];
+        let delay = match (self.last_ts, step.ts) {
+            (Some(a), Some(b)) => b.duration_since(a).unwrap_or_default(),
+            _ => Duration::ZERO,
+        };
+        if step.ts.is_some() {
+            self.last_ts = step.ts;
+        }
+        let msg = step.message.clone();
+        self.steps[i].done = true;
+        // Progress for a token the live client never issued would reach a stranger.
+        if msg.method() == Some("notifications/progress")
+            && let Some(t) = message::raw_member(msg.text(), &["params", "progressToken"])
+            && self.recorded_tokens.contains(t)
+            && !self.tokens.contains_key(t)
+        {
+            return;
+        }
+        if matches!(msg.kind(), Kind::Response | Kind::Error)
+            && let Some(live) = msg.id().and_then(|id| self.ids.get(id))
+        {
+            let live = live.clone();
+            self.awaiting.retain(|a| *a != live);
+        }
+        self.verdict.answered += 1;
+        out.push(Out {
+            delay,
+            immediate: false,
+            line: self.rewrite(&msg),
+        });
+    }
+
+    /// The exit status to end with when the recorded server ended the connection itself
+    /// and the script has got there.
+    pub fn server_gone(&self) -> Option<u8> {
+        let done = self.steps.iter().all(|s| s.done || s.optional);
+        self.server_exit.filter(|_| done && self.diverged.is_none())
     }
 
     /// The recorded message with the live id, progress token or protocol version.
@@ -445,8 +573,14 @@ impl Replay {
     fn now(&self, line: Vec<u8>) -> Out {
         Out {
             delay: Duration::ZERO,
+            immediate: true,
             line,
         }
+    }
+
+    /// True once the replay has diverged.
+    pub fn diverged(&self) -> bool {
+        self.diverged.is_some()
     }
 
     fn diverge(&mut self, msg: &Message, expected: Option<usize>) -> Vec<Out> {
@@ -495,12 +629,8 @@ impl Replay {
                 let why = format!(
                     "mcptape replay of server `{server}` connection `{conn}`: expected nothing more from the client (the recording ends at tape line {end}), got {got}"
                 );
-                let diff = matcher::diff(
-                    &serde_json::Value::Null,
-                    &live,
-                    "expected (end of recording)",
-                    "got",
-                );
+                let diff = String::new();
+                let _ = live;
                 (
                     why,
                     Mismatch {
@@ -515,12 +645,15 @@ impl Replay {
         };
         self.verdict.mismatch = Some(mismatch);
         self.diverged = Some(why.clone());
-        match msg.kind() {
-            Kind::Request => {
-                vec![self.now(error_line(msg.id().unwrap_or("null"), DIVERGED_CODE, &why))]
-            }
-            _ => Vec::new(),
+        // Every request still waiting for an answer gets the error too: none will come.
+        let mut waiting = std::mem::take(&mut self.awaiting);
+        if msg.kind() == Kind::Request {
+            waiting.push(msg.id().unwrap_or("null").to_owned());
         }
+        waiting
+            .iter()
+            .map(|id| self.now(error_line(id, DIVERGED_CODE, &why)))
+            .collect()
     }
 }
 
@@ -781,5 +914,127 @@ mod tests {
         // Without --unordered the same client diverges.
         let mut r = replay(&t, false);
         assert!(lines(r.on_client(b.as_bytes()))[0].contains("-32090"));
+    }
+
+    #[test]
+    fn a_divergence_in_a_client_answer_fails_the_waiting_request_too() {
+        let t = tape(&[
+            ("send", INIT),
+            ("recv", INIT_OK),
+            (
+                "send",
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sample"}}"#,
+            ),
+            (
+                "recv",
+                r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#,
+            ),
+            ("send", r#"{"jsonrpc":"2.0","id":0,"result":{"model":"a"}}"#),
+            ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#),
+        ]);
+        let mut r = replay(&t, false);
+        r.on_client(INIT.as_bytes());
+        let out = lines(r.on_client(
+            br#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"sample"}}"#,
+        ));
+        assert_eq!(
+            out,
+            vec![r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#]
+        );
+        // The client's answer differs: its pending tools/call must not hang.
+        let out = lines(r.on_client(br#"{"jsonrpc":"2.0","id":0,"result":{"model":"b"}}"#));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(
+            out[0].contains(r#""id":"c""#) && out[0].contains("-32090"),
+            "{out:?}"
+        );
+        // An answer to the wrong id does not match either.
+        let mut r = replay(&t, false);
+        r.on_client(INIT.as_bytes());
+        r.on_client(
+            br#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"sample"}}"#,
+        );
+        let out = lines(r.on_client(br#"{"jsonrpc":"2.0","id":99,"result":{"model":"a"}}"#));
+        assert!(out[0].contains("-32090"), "{out:?}");
+    }
+
+    #[test]
+    fn unrecorded_advisory_notifications_are_noted_not_failed() {
+        let t = tape(&[("send", INIT), ("recv", INIT_OK)]);
+        let mut r = replay(&t, false);
+        r.on_client(INIT.as_bytes());
+        assert!(
+            r.on_client(
+                br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}"#
+            )
+            .is_empty()
+        );
+        let v = r.finish();
+        assert!(v.ok(), "{v:?}");
+        assert_eq!(v.notes.len(), 1);
+    }
+
+    #[test]
+    fn answers_to_matched_requests_are_not_held_behind_concurrent_ones() {
+        let call = |id: u32, name: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}"}}}}"#
+            )
+        };
+        let answer = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+        let t = tape(&[
+            ("send", &call(1, "a")),
+            ("send", &call(2, "b")),
+            ("recv", &answer(1)),
+            ("recv", &answer(2)),
+        ]);
+        let mut r = replay(&t, false);
+        assert_eq!(
+            lines(r.on_client(call(1, "a").as_bytes())),
+            vec![answer(1)],
+            "a client that waits gets its answer"
+        );
+        assert_eq!(lines(r.on_client(call(2, "b").as_bytes())), vec![answer(2)]);
+        assert!(r.finish().ok());
+    }
+
+    #[test]
+    fn progress_for_a_token_the_client_never_gave_is_dropped() {
+        let t = tape(&[
+            (
+                "send",
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}"#,
+            ),
+            (
+                "recv",
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+            ),
+            ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        ]);
+        let mut r = replay(&t, false);
+        let out = lines(r.on_client(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}"#,
+        ));
+        assert_eq!(out, vec![r#"{"jsonrpc":"2.0","id":7,"result":{}}"#]);
+    }
+
+    #[test]
+    fn a_connection_the_server_ended_ends_in_replay_too() {
+        let text = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"},"_meta":{"dir":"send","server":"s","conn":"c-1"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":3,"reason":"server exited"},"_meta":{"dir":"lifecycle","server":"s","conn":"c-1"}}"#,
+            "\n"
+        );
+        let t = Tape::parse(Path::new("t"), text.as_bytes()).expect("tape");
+        let mut r = replay(&t, false);
+        assert_eq!(r.server_gone(), None, "not before the script got there");
+        assert!(
+            r.on_client(
+                br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"}}"#
+            )
+            .is_empty()
+        );
+        assert_eq!(r.server_gone(), Some(3));
     }
 }

@@ -352,11 +352,21 @@ fn bad_tapes_and_unknown_servers_are_named() {
         text(&out)
     );
 
-    // A proxy for a server the tape does not hold tells its client by closing, and fails.
+    // A proxy for a server the tape does not hold tells its client, and fails.
     let mut cmd = env.mcptape(["proxy", "--server", "other", "--replay"]);
     cmd.arg(&tape).arg("--").args(absent());
     let mut p = Proc::spawn(&mut cmd);
-    assert_eq!(p.recv_raw(), None, "the proxy ends the session at once");
+    p.send(INIT);
+    let err = p.recv();
+    assert_eq!(err["error"]["code"], -32090);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("holds no connection of server `other`"),
+        "{err}"
+    );
+    p.close_stdin();
     assert_eq!(p.wait().code(), Some(3));
     assert!(
         p.stderr()
@@ -401,4 +411,115 @@ fn bad_tapes_and_unknown_servers_are_named() {
         "{}",
         text(&out)
     );
+}
+
+#[test]
+fn a_recorded_server_crash_replays_as_a_crash() {
+    let env = Env::new();
+    let client = vec![
+        python(),
+        peer("py_client.py"),
+        "echo".into(),
+        "--message".into(),
+        "boom".into(),
+    ];
+    let crashing = vec![example_server(), "--exit-mid-call".into(), "echo".into()];
+    let recorded = wrapped(
+        &env,
+        "record",
+        "s",
+        &client,
+        &proxy_argv("example", &crashing),
+    );
+    assert_eq!(
+        recorded.status.code(),
+        Some(1),
+        "the client fails live: {}",
+        text(&recorded)
+    );
+    let replayed = wrapped(
+        &env,
+        "replay",
+        "s",
+        &client,
+        &proxy_argv("example", &absent()),
+    );
+    assert_eq!(
+        replayed.status.code(),
+        Some(1),
+        "and the same way on replay: {}",
+        text(&replayed)
+    );
+    assert_eq!(stdout_of(&replayed), stdout_of(&recorded));
+    assert!(
+        stderr(&replayed).contains("ok       server `example`"),
+        "{}",
+        text(&replayed)
+    );
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn concurrent_clients_get_the_recorded_connection_their_messages_match() {
+    let env = Env::new();
+    let client = |m: &str| format!("{} {} echo --message {m}", python(), peer("py_client.py"));
+    let proxy = |server: &[String]| proxy_argv("example", server).join(" ");
+    let live = proxy(&[example_server()]);
+    let recorded = run(&mut env.mcptape([
+        "record",
+        "s",
+        "--",
+        "sh",
+        "-c",
+        &format!("{} -- {live} && {} -- {live}", client("one"), client("two")),
+    ]));
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    // Started together, in the other order: each must get its own recording.
+    let gone = proxy(&absent());
+    let script = format!(
+        "{} -- {gone} & {} -- {gone} & wait",
+        client("two"),
+        client("one")
+    );
+    let replayed = run(&mut env.mcptape(["replay", "s", "--", "sh", "-c", &script]));
+    assert!(replayed.status.success(), "{}", text(&replayed));
+    assert_eq!(
+        stderr(&replayed)
+            .matches("ok       server `example`")
+            .count(),
+        2,
+        "{}",
+        text(&replayed)
+    );
+}
+
+#[test]
+fn pace_keeps_delays_but_answers_pings_at_once() {
+    let env = Env::new();
+    let tape = env.path("slow.ndjson");
+    let mut cmd = env.mcptape(["proxy", "--server", "example", "--record"]);
+    cmd.arg(&tape).arg("--").arg(example_server());
+    let mut p = Proc::spawn(&mut cmd);
+    p.send(INIT);
+    p.recv();
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"ms":1500}}}"#);
+    p.recv();
+    p.close_stdin();
+    assert!(p.wait().success());
+
+    let mut cmd = env.mcptape(["proxy", "--server", "example", "--pace", "--replay"]);
+    cmd.arg(&tape).arg("--").args(absent());
+    let mut p = Proc::spawn(&mut cmd);
+    p.send(INIT);
+    p.recv();
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"ms":1500}}}"#);
+    p.send(r#"{"jsonrpc":"2.0","id":"ping","method":"ping"}"#);
+    // The ping's answer overtakes the paced, 1.5 s later, answer to the call.
+    assert_eq!(p.recv()["id"], "ping");
+    assert_eq!(p.recv()["id"], 2);
+    p.close_stdin();
+    assert!(p.wait().success());
 }
