@@ -24,6 +24,9 @@ Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N
 2 usage or configuration error; 3 replay diverged or a recording could not be written
 whole; 126/127 the command could not be executed / was not found.";
 
+/// The default of `record --max-bytes`: 1 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
 /// Record and replay the JSON-RPC traffic between MCP clients and servers.
 #[derive(Debug, Parser)]
 #[command(name = "mcptape", version, about, after_help = ENV_HELP)]
@@ -48,6 +51,8 @@ pub enum Command {
     Tools(Tools),
     /// List the configured servers and the file they come from.
     Servers(Servers),
+    /// Redact secrets in an existing tape, or check that none is left (--check).
+    Redact(Redact),
     /// Print a tape as a readable trace, one connection after another.
     Show(Show),
     /// List the recorded sessions.
@@ -64,6 +69,13 @@ pub struct Record {
     /// Record only these servers (repeatable); other proxies pass traffic through.
     #[arg(long = "server", value_name = "NAME")]
     pub servers: Vec<String>,
+    /// Record without redacting secrets (the tape is marked so). Also MCPTAPE_NO_REDACT=1.
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Stop recording (with a `$tape/truncated` entry, exit status 3) before the tape grows
+    /// past this many bytes; live traffic goes on.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::cli::DEFAULT_MAX_BYTES)]
+    pub max_bytes: u64,
     /// The command to run with MCPTAPE_RECORD set. Without one, prints the variables to
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]
@@ -83,6 +95,9 @@ pub struct Proxy {
     /// Replay this session or tape path: answer from the tape, start no server.
     #[arg(long, value_name = "SESSION")]
     pub replay: Option<String>,
+    /// Record without redacting secrets (the tape is marked so). Also MCPTAPE_NO_REDACT=1.
+    #[arg(long)]
+    pub no_redact: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub matching: Matching,
@@ -185,6 +200,9 @@ pub struct Call {
     /// Answer from this session or tape path: start no server.
     #[arg(long, value_name = "SESSION")]
     pub replay: Option<String>,
+    /// Record without redacting secrets (the tape is marked so).
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 /// `mcptape tools SERVER [--json]`
@@ -207,6 +225,9 @@ pub struct Tools {
     /// Answer from this session or tape path: start no server.
     #[arg(long, value_name = "SESSION")]
     pub replay: Option<String>,
+    /// Record without redacting secrets (the tape is marked so).
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 /// `mcptape servers`
@@ -228,6 +249,22 @@ pub struct Show {
     /// Print the tape's connections and entries as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `mcptape redact TAPE [--check]`
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
+every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
+kept). With --check nothing changes: the exit status is 1 and every line
+`FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
+otherwise. See docs/REDACTION.md for the rules.")]
+pub struct Redact {
+    /// Session name or tape path.
+    pub session: String,
+    /// Change nothing; list what still looks like a secret and exit 1 if anything does.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// `mcptape list`

@@ -91,6 +91,14 @@ pub enum TapeError {
         #[source]
         source: std::io::Error,
     },
+    /// The tape reached the size limit (`record --max-bytes`).
+    #[error("tape `{}` reached its limit of {max} bytes (--max-bytes); recording stopped there", path.display())]
+    Full {
+        /// The tape.
+        path: PathBuf,
+        /// The limit.
+        max: u64,
+    },
     /// The tape cannot be read.
     #[error("cannot read tape `{}`", path.display())]
     Read {
@@ -223,7 +231,7 @@ impl Error {
     /// The exit status this error ends the process with: the table in README.md.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Tape(TapeError::Write { .. }) => EXIT_TAPE,
+            Error::Tape(TapeError::Write { .. } | TapeError::Full { .. }) => EXIT_TAPE,
             Error::Tape(_) | Error::Usage(_) | Error::Config(_) => EXIT_USAGE,
             Error::Client(_) => EXIT_DIFFERENT,
             Error::Process(ProcessError::Spawn { source, .. }) => match source.kind() {

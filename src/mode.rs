@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli;
 use crate::error::{Error, Result};
+use crate::redact::Redactor;
 use crate::tape::store;
 
 /// Record into this tape (a session name or path).
@@ -69,6 +70,49 @@ pub struct ModeEnv {
 }
 
 impl ModeEnv {
+    /// Any variable of that process's environment (not only `MCPTAPE_*`): for the
+    /// values `MCPTAPE_REDACT` names.
+    pub fn lookup(&self, name: &str) -> Option<String> {
+        match &self.source {
+            Source::Own => std::env::var(name).ok(),
+            Source::Ancestor { pid, .. } => {
+                let raw = std::fs::read(proc_path(*pid, "environ")).ok()?;
+                raw.split(|&b| b == 0)
+                    .filter_map(|kv| std::str::from_utf8(kv).ok())
+                    .filter_map(|kv| kv.split_once('='))
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_owned())
+            }
+        }
+    }
+
+    /// What a recording made under this environment redacts, and how big the tape may
+    /// grow. Warnings about `MCPTAPE_REDACT` are printed when the environment is our own.
+    pub fn recording(&self, no_redact: bool) -> Recording {
+        let (redactor, warnings) = if no_redact {
+            (
+                Redactor::off(),
+                vec![
+                    "--no-redact: recording without redaction; review the tape before sharing it"
+                        .to_owned(),
+                ],
+            )
+        } else {
+            Redactor::from_env(&|name| self.lookup(name))
+        };
+        // Under `record`, the parent already said it once.
+        if self.source == Source::Own {
+            for w in warnings {
+                eprintln!("mcptape: warning: {w}");
+            }
+        }
+        let max_bytes = self.get(ENV_MAX_BYTES).and_then(|v| v.parse().ok());
+        Recording {
+            redactor,
+            max_bytes,
+        }
+    }
+
     /// A variable's value; empty counts as unset.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars
@@ -181,6 +225,18 @@ pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
 /// `1`: keep the recorded delays (set by `mcptape replay --pace`).
 pub const ENV_PACE: &str = "MCPTAPE_PACE";
 
+/// Environment variable: the most bytes a tape may grow to (set by `record --max-bytes`).
+pub const ENV_MAX_BYTES: &str = "MCPTAPE_MAX_BYTES";
+
+/// How a recording is made.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The redaction rules.
+    pub redactor: Redactor,
+    /// The most bytes the tape may grow to.
+    pub max_bytes: Option<u64>,
+}
+
 /// What a proxy (or `call`) does with the traffic.
 #[derive(Debug)]
 pub enum Mode {
@@ -194,6 +250,8 @@ pub enum Mode {
         report: Option<PathBuf>,
         /// Where the mode came from, for stderr.
         source: String,
+        /// Redaction and size limit.
+        recording: Recording,
     },
     /// Recording was asked for by the environment but cannot happen: the session goes on
     /// unrecorded (a proxy left in an agent's config must never break it), with a warning
@@ -253,6 +311,7 @@ pub fn decide(
     record: Option<&str>,
     replay: Option<&str>,
     matching: &cli::Matching,
+    no_redact: bool,
     server: &str,
 ) -> Result<Mode> {
     let own = own();
@@ -268,6 +327,7 @@ pub fn decide(
                 tape: store::resolve(session, &home, &own.cwd)?,
                 report: None,
                 source: "--record".into(),
+                recording: own.recording(no_redact),
             });
         }
         (None, Some(session)) => {
@@ -306,6 +366,7 @@ pub fn decide(
                 tape,
                 report,
                 source: describe(&env.source, ENV_RECORD),
+                recording: env.recording(no_redact),
             },
             Err(e) => Mode::RecordFailed {
                 error: e.into(),

@@ -166,11 +166,33 @@ static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
 /// `?name=value` parameters of URLs (the value is a secret when the name is).
 static URL_PARAM: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[?&#;]([A-Za-z0-9_.\-]+)=([^&#\s\x22'<>]+)").expect("valid"));
-/// `name=value`, `name: value`, `"name": "value"` in plain text.
+/// The `name=`, `name: `, `"name": ` of an assignment in plain text (the value is read
+/// by [`assigned_value`], so that one assignment's value never hides the next name).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*[:=][ \t]*(?:"([^"\\\n]*)"|'([^'\n]*)'|([^\s,;"'&}\]]+))"#)
-        .expect("valid")
+    Regex::new(r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*[:=][ \t]*"#).expect("valid")
 });
+
+/// The span of the value that starts at `at`: a quoted string's inside, or a run up to
+/// a blank or a delimiter.
+fn assigned_value(s: &str, at: usize) -> (usize, usize) {
+    let rest = &s.as_bytes()[at..];
+    match rest.first() {
+        Some(&q @ (b'"' | b'\'')) => {
+            let end = rest[1..]
+                .iter()
+                .position(|&b| b == q || b == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            (at + 1, at + end)
+        }
+        _ => {
+            let end = rest
+                .iter()
+                .position(|&b| b.is_ascii_whitespace() || b",;\"'&}]=:".contains(&b))
+                .unwrap_or(rest.len());
+            (at, at + end)
+        }
+    }
+}
 
 /// A bearer/basic token must look like one: a digit, a symbol, or a capital inside it
 /// (so that "Basic information" is prose, not a credential).
@@ -296,15 +318,19 @@ impl Redactor {
                 spans.push((m.start(), m.end(), "credential URL parameter"));
             }
         }
+        // Each byte is read by at most one value: names inside a value are not looked at.
+        let mut read_to = 0;
         for caps in ASSIGNMENT.captures_iter(s) {
-            if !is_secret_name(caps.get(1).map_or("", |m| m.as_str())) {
+            let (Some(whole), Some(name)) = (caps.get(0), caps.get(1)) else {
+                continue;
+            };
+            if whole.start() < read_to || !is_secret_name(name.as_str()) {
                 continue;
             }
-            if let Some(m) = caps.get(2).or(caps.get(3)).or(caps.get(4))
-                && !m.as_str().is_empty()
-                && m.as_str() != REDACTED
-            {
-                spans.push((m.start(), m.end(), "credential assignment"));
+            let (a, b) = assigned_value(s, whole.end());
+            read_to = b;
+            if a < b {
+                spans.push((a, b, "credential assignment"));
             }
         }
         if let Some(lit) = &self.literals {
@@ -313,8 +339,8 @@ impl Redactor {
                     .map(|m| (m.start(), m.end(), "MCPTAPE_REDACT value")),
             );
         }
-        // Spans already redacted are not findings.
-        spans.retain(|&(a, b, _)| &s[a..b] != REDACTED);
+        // What is already redacted is not a secret.
+        spans.retain(|&(a, _, _)| !s[a..].starts_with(REDACTED));
         spans.sort_unstable();
         let mut merged: Vec<(usize, usize, &'static str)> = Vec::with_capacity(spans.len());
         for (a, b, rule) in spans {
@@ -700,6 +726,14 @@ mod tests {
                 "a [REDACTED] b",
             ),
             ("my hunter2-literal here", "my [REDACTED] here"),
+            (
+                "Echo: token=abc123 and more",
+                "Echo: token=[REDACTED] and more",
+            ),
+            (
+                "a=1, api_key: 'k-123', b=2",
+                "a=1, api_key: '[REDACTED]', b=2",
+            ),
         ];
         for (input, want) in cases {
             let msg = serde_json::json!({"result": {"text": input}}).to_string();
@@ -768,6 +802,8 @@ mod tests {
         );
         let clean = r().message(msg);
         assert!(r().findings(&clean).is_empty(), "{clean}");
+        let again = r#"{"m":"token=[REDACTED] and Bearer [REDACTED] see https://h/?access_token=[REDACTED]"}"#;
+        assert!(r().findings(again).is_empty(), "{:?}", r().findings(again));
     }
 
     #[test]

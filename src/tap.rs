@@ -23,6 +23,7 @@ use serde_json::value::RawValue;
 use crate::error::TapeError;
 use crate::framing;
 use crate::message::{Shape, shape};
+use crate::redact::Redactor;
 use crate::tape::TapeWriter;
 use crate::tape::format::{self, Direction, Meta};
 
@@ -73,12 +74,22 @@ pub fn new_conn_id() -> String {
 }
 
 impl Tap {
-    /// Opens the tape (failing early if it cannot be opened) and starts the writer thread.
-    pub fn start(writer: TapeWriter, server: String, conn: String) -> Tap {
+    /// Starts the writer thread on an open tape; every entry goes through `redactor`.
+    pub fn start(writer: TapeWriter, server: String, conn: String, redactor: Redactor) -> Tap {
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("mcptape-tap".into())
-            .spawn(move || write_loop(writer, server, conn, rx))
+            .spawn(move || {
+                write_loop(
+                    writer,
+                    Entries {
+                        server,
+                        conn,
+                        redactor,
+                    },
+                    rx,
+                )
+            })
             .expect("the OS can start one thread");
         Tap {
             handle: TapHandle { tx },
@@ -155,12 +166,15 @@ impl LongLine {
     }
 }
 
-fn write_loop(
-    mut writer: TapeWriter,
+/// What every entry of this tap shares.
+struct Entries {
     server: String,
     conn: String,
-    rx: mpsc::Receiver<Event>,
-) -> TapOutcome {
+    redactor: Redactor,
+}
+
+fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event>) -> TapOutcome {
+    let server = &entries.server;
     let mut outcome = TapOutcome {
         entries: 0,
         error: None,
@@ -173,9 +187,17 @@ fn write_loop(
         if outcome.error.is_some() {
             continue;
         }
-        let lines = render(event, &server, &conn, &mut batches);
+        let lines = render(event, &entries, &mut batches);
         for line in lines {
             if let Err(e) = writer.append(&line) {
+                if let TapeError::Full { max, .. } = &e {
+                    let cut = format::encode_lifecycle(
+                        "$tape/truncated",
+                        &json!({"maxBytes": max}),
+                        &entries.meta(Direction::Lifecycle, SystemTime::now(), None),
+                    );
+                    let _ = writer.append_past_limit(&cut);
+                }
                 eprintln!(
                     "mcptape: error: {e} ({}); recording of server `{server}` stopped here, the session goes on",
                     std::error::Error::source(&e)
@@ -196,37 +218,56 @@ fn write_loop(
     outcome
 }
 
-fn render(event: Event, server: &str, conn: &str, batches: &mut u64) -> Vec<Vec<u8>> {
-    let meta = |dir, ts: SystemTime, batch| Meta {
-        dir,
-        server: server.to_owned(),
-        ts: Some(format::timestamp(ts)),
-        conn: Some(conn.to_owned()),
-        batch,
-    };
+impl Entries {
+    fn meta(&self, dir: Direction, ts: SystemTime, batch: Option<u64>) -> Meta {
+        Meta {
+            dir,
+            server: self.server.clone(),
+            ts: Some(format::timestamp(ts)),
+            conn: Some(self.conn.clone()),
+            batch,
+        }
+    }
+
+    /// The tape line of one message: redacted, then `_meta` appended.
+    fn line(&self, message: &[u8], meta: &Meta) -> Vec<u8> {
+        match std::str::from_utf8(message) {
+            Ok(text) => format::encode(self.redactor.message(text.trim_ascii()).as_bytes(), meta),
+            Err(_) => format::encode(message, meta),
+        }
+    }
+
+    fn lifecycle(&self, method: &str, params: &serde_json::Value, ts: SystemTime) -> Vec<u8> {
+        let mut params = params.clone();
+        if method == "$transport/start" && self.redactor.is_off() {
+            params["redaction"] = json!("off");
+        }
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        self.line(
+            message.as_bytes(),
+            &self.meta(Direction::Lifecycle, ts, None),
+        )
+    }
+}
+
+fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
     let invalid = |dir: Direction, ts, text: &[u8]| {
-        format::encode_lifecycle(
+        entries.lifecycle(
             "$transport/invalid",
             &json!({"dir": dir.as_str(), "text": String::from_utf8_lossy(text)}),
-            &meta(Direction::Lifecycle, ts, None),
+            ts,
         )
     };
     match event {
         Event::Finish => Vec::new(),
-        Event::Lifecycle { ts, method, params } => {
-            vec![format::encode_lifecycle(
-                method,
-                &params,
-                &meta(Direction::Lifecycle, ts, None),
-            )]
-        }
+        Event::Lifecycle { ts, method, params } => vec![entries.lifecycle(method, &params, ts)],
         Event::Line { dir, ts, bytes } => {
             let text = framing::content(&bytes);
             if text.trim_ascii().is_empty() {
                 return Vec::new();
             }
             match shape(text) {
-                Shape::Object => vec![format::encode(text, &meta(dir, ts, None))],
+                Shape::Object => vec![entries.line(text, &entries.meta(dir, ts, None))],
                 Shape::Array => {
                     let elements: Vec<&RawValue> = std::str::from_utf8(text)
                         .ok()
@@ -239,9 +280,8 @@ fn render(event: Event, server: &str, conn: &str, batches: &mut u64) -> Vec<Vec<
                     elements
                         .into_iter()
                         .map(|el| match shape(el.get().as_bytes()) {
-                            Shape::Object => {
-                                format::encode(el.get().as_bytes(), &meta(dir, ts, Some(*batches)))
-                            }
+                            Shape::Object => entries
+                                .line(el.get().as_bytes(), &entries.meta(dir, ts, Some(*batches))),
                             _ => invalid(dir, ts, el.get().as_bytes()),
                         })
                         .collect()
@@ -262,7 +302,12 @@ mod tests {
             ts: SystemTime::UNIX_EPOCH,
             bytes: Bytes::from_static(bytes),
         };
-        render(ev, "s", "c-1", &mut 0)
+        let entries = Entries {
+            server: "s".into(),
+            conn: "c-1".into(),
+            redactor: Redactor::default(),
+        };
+        render(ev, &entries, &mut 0)
             .into_iter()
             .map(|l| String::from_utf8(l).expect("utf8"))
             .collect()

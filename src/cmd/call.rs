@@ -61,6 +61,8 @@ pub(crate) struct Conversation<'a> {
     pub replay: Option<&'a str>,
     /// `--timeout`.
     pub timeout: f64,
+    /// `--no-redact`.
+    pub no_redact: bool,
 }
 
 impl Conversation<'_> {
@@ -77,6 +79,7 @@ impl Conversation<'_> {
             self.record,
             self.replay,
             &cli::Matching::default(),
+            self.no_redact,
             self.server,
         )?;
         let live = |tap, report| -> Result<Endpoint> {
@@ -107,6 +110,7 @@ impl Conversation<'_> {
                 tape,
                 report,
                 source,
+                recording,
             } => {
                 // The config is checked before the tape is touched.
                 let config_ok = self
@@ -114,14 +118,19 @@ impl Conversation<'_> {
                     .and_then(|c| Ok(c.server(self.server).map(|_| ())?));
                 config_ok?;
                 store::ensure_dir(&tape)?;
-                let writer = TapeWriter::open(&tape)?;
+                let writer = TapeWriter::open(&tape)?.limit(recording.max_bytes);
                 eprintln!(
                     "mcptape: recording server `{}` into `{}` ({source})",
                     self.server,
                     tape.display()
                 );
                 live(
-                    Some(Tap::start(writer, self.server.to_owned(), new_conn_id())),
+                    Some(Tap::start(
+                        writer,
+                        self.server.to_owned(),
+                        new_conn_id(),
+                        recording.redactor,
+                    )),
                     report,
                 )
             }
@@ -378,6 +387,7 @@ impl cli::Call {
             record: self.record.as_deref(),
             replay: self.replay.as_deref(),
             timeout: self.timeout,
+            no_redact: self.no_redact,
         };
         let output = self.output;
         let code = conversation.run(async |session: &mut Session| {

@@ -4,6 +4,7 @@ pub mod call;
 pub mod list;
 pub mod proxy;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod servers;
 pub mod show;
@@ -22,6 +23,7 @@ impl Cli {
             Command::Call(c) => c.run(),
             Command::Tools(c) => c.run(),
             Command::Servers(c) => c.run(),
+            Command::Redact(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::List(c) => c.run(),
         }

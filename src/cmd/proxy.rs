@@ -55,6 +55,7 @@ impl cli::Proxy {
             self.record.as_deref(),
             self.replay.as_deref(),
             &self.matching,
+            self.no_redact,
             &server,
         )?;
         let _running = match &mode {
@@ -89,8 +90,11 @@ impl cli::Proxy {
                 tape,
                 report,
                 source,
+                recording,
             } => {
-                let opened = store::ensure_dir(&tape).and_then(|()| TapeWriter::open(&tape));
+                let opened = store::ensure_dir(&tape)
+                    .and_then(|()| TapeWriter::open(&tape))
+                    .map(|w| w.limit(recording.max_bytes));
                 let writer = match (opened, &report) {
                     (Ok(writer), _) => writer,
                     (Err(e), _) if self.record.is_some() => return Err(e.into()),
@@ -112,7 +116,7 @@ impl cli::Proxy {
                     "mcptape: recording server `{server}` into `{}` ({source})",
                     tape.display()
                 );
-                let tap = Tap::start(writer, server.clone(), new_conn_id());
+                let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
                 let code = runtime.block_on(relay(
                     &self.command,
                     Some(tap.handle()),

@@ -12,8 +12,9 @@ use std::process::ExitCode;
 
 use crate::cli;
 use crate::error::{EXIT_TAPE, Error, Result};
-use crate::mode::{self, ENV_HOME, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
+use crate::mode::{self, ENV_HOME, ENV_MAX_BYTES, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
 use crate::process;
+use crate::redact::ENV_NO_REDACT;
 use crate::report::{self, ReportDir};
 use crate::tape::{Tape, store};
 
@@ -41,6 +42,8 @@ impl cli::Record {
                 (ENV_RECORD, Some(tape.to_string_lossy().into_owned())),
                 (ENV_REPLAY, None),
                 (ENV_SERVERS, (!servers.is_empty()).then(|| servers.clone())),
+                (ENV_MAX_BYTES, Some(self.max_bytes.to_string())),
+                (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
             ]);
             return Ok(ExitCode::SUCCESS);
         }
@@ -50,7 +53,13 @@ impl cli::Record {
         cmd.args(&self.command[1..])
             .env(ENV_RECORD, &tape)
             .env(ENV_REPORT, report.path())
+            .env(ENV_MAX_BYTES, self.max_bytes.to_string())
             .env_remove(ENV_REPLAY);
+        if self.no_redact {
+            cmd.env(ENV_NO_REDACT, "1");
+        }
+        // Say once, here, what the proxies' redaction will be.
+        let _ = mode::own().recording(self.no_redact);
         if servers.is_empty() {
             cmd.env_remove(ENV_SERVERS);
         } else {

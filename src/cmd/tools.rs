@@ -23,6 +23,7 @@ impl cli::Tools {
             record: self.record.as_deref(),
             replay: self.replay.as_deref(),
             timeout: self.timeout,
+            no_redact: self.no_redact,
         };
         let json_out = self.json;
         let code = conversation.run(async |session: &mut Session| {

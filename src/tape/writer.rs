@@ -16,6 +16,7 @@ use crate::error::TapeError;
 pub struct TapeWriter {
     file: File,
     path: PathBuf,
+    max_bytes: Option<u64>,
 }
 
 impl TapeWriter {
@@ -42,7 +43,22 @@ impl TapeWriter {
         Ok(TapeWriter {
             file,
             path: path.to_path_buf(),
+            max_bytes: None,
         })
+    }
+
+    /// Refuses appends that would grow the tape past `max` bytes ([`TapeError::Full`]).
+    pub fn limit(mut self, max: Option<u64>) -> Self {
+        self.max_bytes = max;
+        self
+    }
+
+    /// Appends a line even past the size limit (the entry that says the tape is cut).
+    pub fn append_past_limit(&mut self, line: &[u8]) -> Result<(), TapeError> {
+        let max = self.max_bytes.take();
+        let done = self.append(line);
+        self.max_bytes = max;
+        done
     }
 
     /// The tape's path.
@@ -59,6 +75,16 @@ impl TapeWriter {
             source,
         };
         self.file.lock().map_err(write_err)?;
+        if let Some(max) = self.max_bytes {
+            let len = self.file.metadata().map(|m| m.len()).unwrap_or(0);
+            if len + line.len() as u64 > max {
+                let _ = self.file.unlock();
+                return Err(TapeError::Full {
+                    path: self.path.clone(),
+                    max,
+                });
+            }
+        }
         let written = self.torn().and_then(|torn| {
             if torn {
                 let mut whole = Vec::with_capacity(line.len() + 1);

@@ -5,6 +5,7 @@
 mod bad_input;
 mod call;
 mod record;
+mod redact;
 mod replay;
 mod support;
 mod tapes;

@@ -1,0 +1,103 @@
+//! Redaction cost on adversarial inputs: prints MB/s at 1 MiB and 4 MiB for each input,
+//! so that linear time shows as a steady rate (a quadratic scanner would slow 4x).
+//!
+//! Run: `cargo bench --bench redact`. Figures, not assertions.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use mcptape::redact::Redactor;
+
+fn string_message(body: &str) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": body}]}}).to_string()
+}
+
+fn repeat_to(unit: &str, bytes: usize) -> String {
+    unit.repeat(bytes / unit.len() + 1)
+}
+
+/// Valid JSON: nested objects of a given key, 100 deep, repeated to `bytes`.
+fn nested(key: &str, bytes: usize) -> String {
+    let one = format!(
+        "{}1{}",
+        format!("{{\"{key}\":").repeat(100),
+        "}".repeat(100)
+    );
+    let mut out = String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[");
+    while out.len() < bytes {
+        out.push_str(&one);
+        out.push(',');
+    }
+    out.push_str("1]}");
+    out
+}
+
+/// Makes an input of about the given size.
+type Maker = Box<dyn Fn(usize) -> String>;
+
+fn measure(r: &Redactor, text: &str) -> (f64, Duration) {
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        black_box(r.message(black_box(text)));
+        best = best.min(start.elapsed());
+    }
+    (text.len() as f64 / best.as_secs_f64() / 1e6, best)
+}
+
+fn main() {
+    let r = Redactor::new(&["a-literal-secret".to_owned()]);
+    let inputs: Vec<(&str, Maker)> = vec![
+        (
+            "a:a:a:… in a string",
+            Box::new(|n| string_message(&repeat_to("a:", n))),
+        ),
+        (
+            "token=token=… in a string",
+            Box::new(|n| string_message(&repeat_to("token=", n))),
+        ),
+        (
+            "Bearer Bearer … in a string",
+            Box::new(|n| string_message(&repeat_to("Bearer ", n))),
+        ),
+        (
+            "password: \"… unclosed quotes",
+            Box::new(|n| string_message(&repeat_to("password: \"x ", n))),
+        ),
+        (
+            "nested {\"token\": 100 deep",
+            Box::new(|n| nested("token", n)),
+        ),
+        ("nested {\"a\": 100 deep", Box::new(|n| nested("a", n))),
+        (
+            "JSON text full of secrets",
+            Box::new(|n| {
+                string_message(&format!(
+                    "[{}0]",
+                    repeat_to("{\"api_key\":\"sk-proj-abcdefghijklmnopqrstuvwx\"},", n)
+                ))
+            }),
+        ),
+        (
+            "plain prose, nothing to find",
+            Box::new(|n| {
+                string_message(&repeat_to(
+                    "the quick brown fox jumps over the lazy dog ",
+                    n,
+                ))
+            }),
+        ),
+    ];
+    println!(
+        "{:<34} {:>12} {:>12} {:>10}",
+        "input", "1 MiB MB/s", "4 MiB MB/s", "4M/1M time"
+    );
+    for (name, make) in inputs {
+        let (small_rate, small) = measure(&r, &make(1 << 20));
+        let (big_rate, big) = measure(&r, &make(4 << 20));
+        println!(
+            "{name:<34} {small_rate:>12.1} {big_rate:>12.1} {:>10.2}",
+            big.as_secs_f64() / small.as_secs_f64()
+        );
+    }
+}
