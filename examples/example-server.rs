@@ -14,6 +14,8 @@
 //! Flags, mostly for tests that need a misbehaving server:
 //!
 //! - `--variant`: `greet` answers "Hi, NAME!" instead of "Hello, NAME!".
+//! - `--drift`: a new build that changed (for `mcptape verify`): `--variant`, and `add`
+//!   becomes a tool error, `fail` succeeds, `echo` adds a field to its result.
 //! - `--garbage`: right after answering `initialize`, write `this is not json`.
 //! - `--long-line BYTES`: right after answering `initialize`, write one
 //!   `notifications/message` line exactly BYTES bytes long (newline excluded).
@@ -35,7 +37,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Number, Value, json};
 
-const USAGE: &str = "usage: example-server [--variant] [--garbage] [--long-line BYTES] \
+const USAGE: &str = "usage: example-server [--variant] [--drift] [--garbage] [--long-line BYTES] \
                      [--exit-mid-call TOOL] [--ignore-stdin-eof] [--log]";
 
 /// Protocol versions this server accepts as the client's request.
@@ -58,6 +60,7 @@ const EXACT_TAIL: &str =
 #[derive(Default)]
 struct Options {
     variant: bool,
+    drift: bool,
     garbage: bool,
     long_line: Option<usize>,
     exit_mid_call: Option<String>,
@@ -71,6 +74,10 @@ fn parse_args() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--variant" => opts.variant = true,
+            "--drift" => {
+                opts.variant = true;
+                opts.drift = true;
+            }
             "--garbage" => opts.garbage = true,
             "--ignore-stdin-eof" => opts.ignore_stdin_eof = true,
             "--log" => opts.log = true,
@@ -241,6 +248,8 @@ fn tool_list() -> Value {
          "inputSchema": schema(json!({}), &[]), "annotations": read_only},
         {"name": "greet", "description": "Greets someone by name.",
          "inputSchema": schema(json!({"name": string}), &["name"]), "annotations": read_only},
+        {"name": "now", "description": "The current time, as JSON in text (volatile on purpose).",
+         "inputSchema": schema(json!({}), &[]), "annotations": read_only},
         {"name": "exact", "description": "Answers with a hand-written, byte-exact line.",
          "inputSchema": schema(json!({}), &[]), "annotations": read_only},
         {"name": "big", "description": "Returns a text of `bytes` 'x' characters.",
@@ -272,12 +281,27 @@ fn call_tool(opts: &Options, id: &str, params: &Value, out: &mut impl Write) -> 
     let str_arg = |key: &str| args.get(key).and_then(Value::as_str);
     let result = match name {
         "echo" => match str_arg("message") {
+            Some(message) if opts.drift => {
+                let mut r = text_result(&format!("Echo: {message}"));
+                r["length"] = json!(message.chars().count());
+                r
+            }
             Some(message) => text_result(&format!("Echo: {message}")),
             None => tool_error("echo needs a string `message`"),
         },
+        "add" if opts.drift => tool_error("add is disabled in this build"),
         "add" => add(args),
         "slow" => return slow(id, params, args, out),
+        "fail" if opts.drift => text_result("fail works now"),
         "fail" => tool_error("this tool always fails"),
+        "now" => {
+            // Volatile on purpose: JSON in text whose `time` changes from run to run.
+            let ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0);
+            text_result(&json!({"time": ms.to_string(), "zone": "UTC"}).to_string())
+        }
         "greet" => match str_arg("name") {
             Some(who) if opts.variant => text_result(&format!("Hi, {who}!")),
             Some(who) => text_result(&format!("Hello, {who}!")),

@@ -43,6 +43,8 @@ pub enum Command {
     Record(Record),
     /// Run a command with replay on: every `mcptape proxy` under it answers from the tape.
     Replay(Replay),
+    /// Play a tape's client side against a live server and report every answer that changed.
+    Verify(Verify),
     /// Stand between a client (stdin/stdout) and a stdio server, recording or replaying when asked.
     Proxy(Proxy),
     /// Call one tool of a configured server (recording or replaying when a mode is on).
@@ -236,6 +238,56 @@ pub struct Servers {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigArg,
+}
+
+/// Report formats of `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people: a summary, then each difference.
+    Text,
+    /// One JSON object per call, one per line.
+    Json,
+    /// JUnit XML: one testcase per call, for CI dashboards.
+    Junit,
+}
+
+/// `mcptape verify SESSION [--server NAME] [--ignore GLOB]... -- SERVER_CMD...`
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Exit status: 0 every played call answered the same (skipped calls allowed, counted);
+1 something changed, errors now, or stopped erroring; 3 the run could not be completed
+(the server failed to start or went away, the tape is unreadable); 2 usage error.")]
+pub struct Verify {
+    /// Session name or tape path.
+    pub session: String,
+    /// The recorded server to verify (needed when the tape holds several).
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Leave this path out of the comparison (dot path from the message root; `*` one key
+    /// or index, `**` any depth; JSON in text is parsed in place:
+    /// `result.content.*.text.requestId`, `**.timestamp`). Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// Also play tool calls that may write (tools not marked readOnlyHint: true in the
+    /// tape's recorded tools/list).
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Re-bless: rewrite the tape's recorded answers with the live ones (the previous tape
+    /// is kept as .prev.ndjson), after printing what changed.
+    #[arg(long)]
+    pub update: bool,
+    /// Seconds a call may take before it counts as unanswered (a new error).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// The live server's command line.
+    #[arg(last = true, required = true, value_name = "SERVER_CMD")]
+    pub command: Vec<String>,
 }
 
 /// `mcptape show SESSION [--full] [--json]`

@@ -34,3 +34,4 @@ pub mod tap;
 pub mod tape;
 pub mod upstream;
 pub mod verdict;
+pub mod verify;

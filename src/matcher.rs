@@ -70,9 +70,9 @@ impl Glob {
     }
 
     /// Removes every value the glob reaches (array elements become `null`, so that the
-    /// other elements keep their indexes).
-    pub fn remove(&self, doc: &mut Value) {
-        remove_at(doc, &self.segments);
+    /// other elements keep their indexes); true when it reached any.
+    pub fn remove(&self, doc: &mut Value) -> bool {
+        remove_at(doc, &self.segments)
     }
 }
 
@@ -83,23 +83,28 @@ fn segment_matches(seg: &Segment, key: &str) -> bool {
     }
 }
 
-fn remove_at(v: &mut Value, segs: &[Segment]) {
+fn remove_at(v: &mut Value, segs: &[Segment]) -> bool {
     let Some((first, rest)) = segs.split_first() else {
-        return;
+        return false;
     };
+    let mut hit = false;
     if *first == Segment::AnyDepth {
-        remove_at(v, rest);
+        hit |= remove_at(v, rest);
         for child in children(v) {
-            remove_at(child, segs);
+            hit |= remove_at(child, segs);
         }
-        return;
+        return hit;
     }
     match v {
-        Value::Object(map) if rest.is_empty() => map.retain(|k, _| !segment_matches(first, k)),
+        Value::Object(map) if rest.is_empty() => {
+            let before = map.len();
+            map.retain(|k, _| !segment_matches(first, k));
+            hit = map.len() != before;
+        }
         Value::Object(map) => {
             for (k, child) in map.iter_mut() {
                 if segment_matches(first, k) {
-                    remove_at(child, rest);
+                    hit |= remove_at(child, rest);
                 }
             }
         }
@@ -108,14 +113,16 @@ fn remove_at(v: &mut Value, segs: &[Segment]) {
                 if segment_matches(first, &i.to_string()) {
                     if rest.is_empty() {
                         *child = Value::Null;
+                        hit = true;
                     } else {
-                        remove_at(child, rest);
+                        hit |= remove_at(child, rest);
                     }
                 }
             }
         }
         _ => {}
     }
+    hit
 }
 
 fn children(v: &mut Value) -> Vec<&mut Value> {
@@ -237,6 +244,96 @@ fn wildcard(pattern: &str, text: &str) -> bool {
     true
 }
 
+/// Parses, in place, every string that holds a JSON object or array (tools often answer
+/// JSON as `content[].text`), so that it compares, and its paths read, as JSON.
+pub fn expand_json_text(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let t = s.trim_start();
+            if (t.starts_with('{') || t.starts_with('['))
+                && let Ok(parsed @ (Value::Object(_) | Value::Array(_))) =
+                    serde_json::from_str::<Value>(s)
+            {
+                *v = parsed;
+                expand_json_text(v);
+            }
+        }
+        Value::Object(map) => map.values_mut().for_each(expand_json_text),
+        Value::Array(items) => items.iter_mut().for_each(expand_json_text),
+        _ => {}
+    }
+}
+
+/// One place where two documents differ: `None` for a side where the path is absent.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Difference {
+    /// Dot path from the message root (`result.content.0.text.requestId`).
+    pub path: String,
+    /// The recorded value.
+    pub old: Option<Value>,
+    /// The live value.
+    pub new: Option<Value>,
+}
+
+/// Every path where `new` differs from `old` (the recorded side may hold redaction
+/// placeholders), deepest first reached, in document order.
+pub fn differences(old: &Value, new: &Value, path: &str) -> Vec<Difference> {
+    let mut out = Vec::new();
+    diff_into(old, new, path, &mut out);
+    out
+}
+
+fn diff_into(old: &Value, new: &Value, path: &str, out: &mut Vec<Difference>) {
+    if equal(old, new) {
+        return;
+    }
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_owned()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, av) in a {
+                match b.get(k) {
+                    Some(bv) => diff_into(av, bv, &join(k), out),
+                    None => out.push(Difference {
+                        path: join(k),
+                        old: Some(av.clone()),
+                        new: None,
+                    }),
+                }
+            }
+            for (k, bv) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
+                out.push(Difference {
+                    path: join(k),
+                    old: None,
+                    new: Some(bv.clone()),
+                });
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for i in 0..a.len().max(b.len()) {
+                match (a.get(i), b.get(i)) {
+                    (Some(x), Some(y)) => diff_into(x, y, &join(&i.to_string()), out),
+                    (x, y) => out.push(Difference {
+                        path: join(&i.to_string()),
+                        old: x.cloned(),
+                        new: y.cloned(),
+                    }),
+                }
+            }
+        }
+        _ => out.push(Difference {
+            path: path.to_owned(),
+            old: Some(old.clone()),
+            new: Some(new.clone()),
+        }),
+    }
+}
+
 /// A unified diff of two JSON values, pretty-printed.
 pub fn diff(expected: &Value, got: &Value, expected_label: &str, got_label: &str) -> String {
     let pretty = |v: &Value| format!("{v:#}\n");
@@ -321,6 +418,24 @@ mod tests {
             !equal(&json!({"k": "v"}), &json!({"k": "[REDACTED]"})),
             "only the tape side is a pattern"
         );
+    }
+
+    #[test]
+    fn differences_have_paths_into_json_text() {
+        let mut old = json!({"result": {"content": [{"text": "{\"a\":1,\"b\":2}"}], "x": 1}});
+        let mut new = json!({"result": {"content": [{"text": "{\"a\":1,\"b\":3}"}], "y": 2}});
+        expand_json_text(&mut old);
+        expand_json_text(&mut new);
+        let d = differences(&old, &new, "");
+        let paths: Vec<&str> = d.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(paths, ["result.content.0.text.b", "result.x", "result.y"]);
+        assert_eq!(d[1].new, None);
+        assert!(
+            Glob::parse("result.content.*.text.b")
+                .expect("glob")
+                .remove(&mut new)
+        );
+        assert!(!Glob::parse("result.nope").expect("glob").remove(&mut new));
     }
 
     #[test]

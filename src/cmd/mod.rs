@@ -9,6 +9,7 @@ pub mod replay;
 pub mod servers;
 pub mod show;
 pub mod tools;
+pub mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -19,6 +20,7 @@ impl Cli {
         match self.command {
             Command::Record(c) => c.run(),
             Command::Replay(c) => c.run(),
+            Command::Verify(c) => c.run(),
             Command::Proxy(c) => c.run(),
             Command::Call(c) => c.run(),
             Command::Tools(c) => c.run(),

@@ -3,7 +3,6 @@
 //! pre-commit hooks and CI on committed fixtures.
 
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::process::ExitCode;
 
 use crate::cli;
@@ -98,7 +97,7 @@ impl cli::Redact {
             return Ok(ExitCode::from(EXIT_DIFFERENT));
         }
         if changed > 0 {
-            write_atomically(&path, out.as_bytes())?;
+            store::replace_file(&path, out.as_bytes())?;
         }
         eprintln!(
             "mcptape: redacted {changed} entr{} of `{}`",
@@ -107,28 +106,4 @@ impl cli::Redact {
         );
         Ok(ExitCode::SUCCESS)
     }
-}
-
-/// Replaces a file's content through a temporary file in the same directory, renamed
-/// over it, with the original file's mode.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let write_err = |source| TapeError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mode = std::fs::metadata(path)
-        .map_err(write_err)?
-        .permissions()
-        .mode();
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
-    tmp.write_all(bytes).map_err(write_err)?;
-    tmp.as_file().sync_all().map_err(write_err)?;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
-        .map_err(write_err)?;
-    tmp.persist(path).map_err(|e| write_err(e.error))?;
-    Ok(())
 }

@@ -175,6 +175,30 @@ pub fn list(home: &Path) -> Result<Vec<Listed>, TapeError> {
     Ok(out)
 }
 
+/// Replaces a file's content through a temporary file in the same directory, renamed
+/// over it, with the original file's mode.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), TapeError> {
+    let write_err = |source| TapeError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mode = std::fs::metadata(path)
+        .map_err(write_err)?
+        .permissions()
+        .mode();
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(write_err)?;
+    tmp.as_file().sync_all().map_err(write_err)?;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+        .map_err(write_err)?;
+    tmp.persist(path).map_err(|e| write_err(e.error))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,7 +157,7 @@ fn tools_lists_schemas_and_annotations() {
     assert!(listing.contains("    steps?: integer"), "{listing}");
     let out = run(&mut env.mcptape(["tools", "example", "--json"]));
     let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(tools.as_array().map(Vec::len), Some(8));
+    assert_eq!(tools.as_array().map(Vec::len), Some(9));
 }
 
 #[test]

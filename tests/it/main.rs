@@ -9,3 +9,4 @@ mod redact;
 mod replay;
 mod support;
 mod tapes;
+mod verify;

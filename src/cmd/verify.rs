@@ -1,0 +1,392 @@
+//! `mcptape verify SESSION -- SERVER_CMD...`: every recorded connection of a server,
+//! replayed against a fresh live server ([`crate::verify`]), then reported as text,
+//! JSON or JUnit, with a receipt beside the tape and, with `--update`, the tape re-blessed.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::cli::{self, Format};
+use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result, TapeError};
+use crate::framing::MAX_LINE_BYTES;
+use crate::matcher::Glob;
+use crate::message;
+use crate::mode::{self, ENV_HOME};
+use crate::process;
+use crate::redact::Redactor;
+use crate::tape::{Tape, format, store};
+use crate::verify::{self, Class, Outcome};
+
+impl cli::Verify {
+    /// Runs the verification; the exit status says how it went.
+    pub fn run(self) -> Result<ExitCode> {
+        if self.timeout.is_nan() || self.timeout <= 0.0 {
+            return Err(Error::Usage(format!(
+                "--timeout {} is not a positive number of seconds",
+                self.timeout
+            )));
+        }
+        let globs = self
+            .ignore
+            .iter()
+            .map(|g| Glob::parse(g))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(Error::Usage)?;
+        let own = mode::own();
+        let home = store::home(own.get(ENV_HOME))?;
+        let path = store::resolve(&self.session, &home, &own.cwd)?;
+        let tape = match Tape::load(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {}", crate::error::chain(&e));
+                return Ok(ExitCode::from(EXIT_TAPE));
+            }
+        };
+        for w in &tape.warnings {
+            eprintln!("mcptape: warning: {w}");
+        }
+        let servers: BTreeSet<String> = tape.connections().into_iter().map(|c| c.server).collect();
+        let server = match (&self.server, servers.len()) {
+            (Some(s), _) if servers.contains(s) => s.clone(),
+            (None, 1) => servers.iter().next().cloned().unwrap_or_default(),
+            (asked, _) => {
+                let list = servers.iter().cloned().collect::<Vec<_>>().join(", ");
+                return Err(Error::Usage(match asked {
+                    Some(s) => format!(
+                        "the tape `{}` holds no connection of server `{s}`; it holds: {list}",
+                        path.display()
+                    ),
+                    None => format!(
+                        "the tape `{}` holds several servers ({list}): choose one with --server",
+                        path.display()
+                    ),
+                }));
+            }
+        };
+        let opts = verify::Options {
+            ignore: globs,
+            allow_writes: self.allow_writes,
+            timeout: Duration::from_secs_f64(self.timeout),
+            max_line: MAX_LINE_BYTES,
+        };
+        let read_only = verify::read_only_tools(&tape, &server);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(ProcessError::Signals)?;
+        let mut used = vec![false; opts.ignore.len()];
+        let mut outcomes = Vec::new();
+        let mut problems = Vec::new();
+        let mut broken = false;
+        let started = SystemTime::now();
+        for conn in tape
+            .connections()
+            .into_iter()
+            .filter(|c| c.server == server)
+        {
+            let run = runtime.block_on(verify::run_connection(
+                &tape,
+                &conn,
+                &self.command,
+                &opts,
+                &read_only,
+                &mut used,
+            ))?;
+            outcomes.extend(run.outcomes);
+            problems.extend(
+                run.problems
+                    .into_iter()
+                    .map(|p| format!("connection `{}`: {p}", conn.id)),
+            );
+            broken |= run.broken;
+        }
+        runtime.shutdown_background();
+        for (glob, hit) in opts.ignore.iter().zip(&used) {
+            if !hit {
+                eprintln!(
+                    "mcptape: warning: --ignore `{}` matched nothing in any answer (a typo?)",
+                    glob.as_str()
+                );
+            }
+        }
+        let command = process::display(&self.command);
+        let report = match self.format {
+            Format::Text => text_report(&path, &server, &command, &outcomes, &problems),
+            Format::Json => outcomes
+                .iter()
+                .map(|o| format!("{}\n", serde_json::to_string(o).unwrap_or_default()))
+                .collect(),
+            Format::Junit => junit_report(&server, &outcomes, &problems),
+        };
+        match &self.output {
+            Some(file) => std::fs::write(file, report)
+                .map_err(|e| Error::Usage(format!("cannot write `{}`: {e}", file.display())))?,
+            None => std::io::stdout()
+                .lock()
+                .write_all(report.as_bytes())
+                .map_err(Error::Stdout)?,
+        }
+        if self.format != Format::Text && !problems.is_empty() {
+            for p in &problems {
+                eprintln!("mcptape: {p}");
+            }
+        }
+        write_receipt(&path, &server, &command, started, &outcomes, broken);
+        let differ = outcomes.iter().any(|o| o.class.is_difference());
+        if self.update && !broken {
+            let changed = update(&path, &outcomes)?;
+            eprintln!(
+                "mcptape: --update: rewrote {changed} recorded answer{} in `{}` (previous tape kept as `{}`)",
+                if changed == 1 { "" } else { "s" },
+                path.display(),
+                store::prev_path(&path).display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Ok(ExitCode::from(match (broken, differ) {
+            (true, _) => EXIT_TAPE,
+            (false, true) => EXIT_DIFFERENT,
+            (false, false) => 0,
+        }))
+    }
+}
+
+fn counts(outcomes: &[Outcome]) -> Vec<(Class, usize)> {
+    [
+        Class::Same,
+        Class::Changed,
+        Class::NewError,
+        Class::GoneError,
+        Class::Skipped,
+        Class::NotPlayed,
+    ]
+    .into_iter()
+    .map(|c| (c, outcomes.iter().filter(|o| o.class == c).count()))
+    .collect()
+}
+
+fn show(v: &Option<Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => {
+            let s = v.to_string();
+            if s.chars().count() > 200 {
+                format!("{}…", s.chars().take(199).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+fn text_report(
+    tape: &Path,
+    server: &str,
+    command: &str,
+    outcomes: &[Outcome],
+    problems: &[String],
+) -> String {
+    let summary = counts(outcomes)
+        .into_iter()
+        .filter(|&(c, n)| n > 0 || matches!(c, Class::Same | Class::Changed))
+        .map(|(c, n)| format!("{n} {}", c.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut out = format!(
+        "verify `{}` (server `{server}`) against `{command}`: {summary}\n",
+        tape.display()
+    );
+    for o in outcomes.iter().filter(|o| o.class != Class::Same) {
+        let _ = writeln!(
+            out,
+            "{:<10} {} (tape line {})",
+            o.class.as_str(),
+            o.title(),
+            o.line
+        );
+        if let Some(r) = &o.reason {
+            let _ = writeln!(out, "           {r}");
+        }
+        for d in &o.differences {
+            let _ = writeln!(
+                out,
+                "           {}: {} → {}",
+                if d.path.is_empty() {
+                    "(whole answer)"
+                } else {
+                    &d.path
+                },
+                show(&d.old),
+                show(&d.new)
+            );
+        }
+    }
+    for p in problems {
+        let _ = writeln!(out, "problem    {p}");
+    }
+    out
+}
+
+fn xml(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '&' => "&amp;".into(),
+            '<' => "&lt;".into(),
+            '>' => "&gt;".into(),
+            '"' => "&quot;".into(),
+            '\'' => "&apos;".into(),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => " ".into(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn junit_report(server: &str, outcomes: &[Outcome], problems: &[String]) -> String {
+    let failures = outcomes.iter().filter(|o| o.class.is_difference()).count();
+    let errors = outcomes
+        .iter()
+        .filter(|o| o.class == Class::NotPlayed)
+        .count();
+    let skipped = outcomes
+        .iter()
+        .filter(|o| o.class == Class::Skipped)
+        .count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"mcptape verify\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
+        outcomes.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
+        xml(server),
+        outcomes.len()
+    );
+    for o in outcomes {
+        let name = xml(&format!("{} (tape line {})", o.title(), o.line));
+        let _ = write!(
+            out,
+            "    <testcase classname=\"{}.{}\" name=\"{name}\"",
+            xml(server),
+            xml(&o.conn)
+        );
+        let details: String = o
+            .differences
+            .iter()
+            .map(|d| format!("{}: {} → {}\n", d.path, show(&d.old), show(&d.new)))
+            .chain(o.reason.iter().map(|r| format!("{r}\n")))
+            .collect();
+        match o.class {
+            Class::Same => out.push_str("/>\n"),
+            Class::Skipped => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    xml(o.reason.as_deref().unwrap_or("skipped"))
+                );
+            }
+            Class::NotPlayed => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <error message=\"not played\">{}</error>\n    </testcase>",
+                    xml(&details)
+                );
+            }
+            c => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    c.as_str(),
+                    c.as_str(),
+                    xml(&details)
+                );
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let text: String = problems.iter().map(|p| format!("{p}\n")).collect();
+        let _ = writeln!(out, "    <system-err>{}</system-err>", xml(&text));
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+/// `<session>.verify.json` beside the tape: what ran, when, and the counts.
+fn write_receipt(
+    tape: &Path,
+    server: &str,
+    command: &str,
+    started: SystemTime,
+    outcomes: &[Outcome],
+    broken: bool,
+) {
+    let name = tape
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".ndjson").unwrap_or(&name);
+    let path: PathBuf = tape.with_file_name(format!("{stem}.verify.json"));
+    let counts: serde_json::Map<String, Value> = counts(outcomes)
+        .into_iter()
+        .map(|(c, n)| (c.as_str().to_owned(), json!(n)))
+        .collect();
+    let receipt = json!({
+        "tape": tape,
+        "server": server,
+        "command": command,
+        "started": format::timestamp(started),
+        "seconds": started.elapsed().map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        "complete": !broken,
+        "counts": counts,
+    });
+    if let Err(e) = std::fs::write(&path, format!("{receipt:#}\n")) {
+        eprintln!(
+            "mcptape: warning: cannot write the receipt `{}`: {e}",
+            path.display()
+        );
+    }
+}
+
+/// Rewrites the recorded answers that differ with the live ones (redacted like any
+/// recording), keeping each line's `_meta`; the previous tape becomes `.prev.ndjson`.
+fn update(path: &Path, outcomes: &[Outcome]) -> Result<usize> {
+    let (redactor, _) = Redactor::from_env(&|name| std::env::var(name).ok());
+    let text = std::fs::read_to_string(path).map_err(|source| TapeError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+    let mut changed = 0;
+    for o in outcomes.iter().filter(|o| o.class.is_difference()) {
+        let (Some(line_no), Some(live)) = (o.answer_line, &o.live) else {
+            continue;
+        };
+        let Some(old) = lines.get(line_no - 1) else {
+            continue;
+        };
+        let body = old.trim_end_matches(['\n', '\r']);
+        let Some(meta) = message::raw_member(body, &["_meta"]) else {
+            continue;
+        };
+        let live = redactor.message(live);
+        let head = live
+            .trim_end()
+            .strip_suffix('}')
+            .unwrap_or(&live)
+            .to_owned();
+        lines[line_no - 1] = format!("{head},\"_meta\":{meta}}}\n");
+        changed += 1;
+    }
+    std::fs::copy(path, store::prev_path(path)).map_err(|source| TapeError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    store::replace_file(path, lines.concat().as_bytes())?;
+    Ok(changed)
+}

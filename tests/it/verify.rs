@@ -1,0 +1,272 @@
+//! `mcptape verify`: a tape against a new build of its server, every changed answer
+//! classified, reported as text, JSON and JUnit, and re-blessed with --update.
+
+use std::process::Output;
+
+use crate::support::*;
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Records the Python SDK client's `example` scenario (which lists the tools, so their
+/// read-only annotations are in the tape) against the example server.
+fn record_example(env: &Env) {
+    let mut cmd = env.mcptape([
+        "record",
+        "s",
+        "--",
+        &python(),
+        &peer("py_client.py"),
+        "example",
+        "--",
+    ]);
+    cmd.args([
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "example".into(),
+        "--".into(),
+        example_server(),
+    ]);
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+fn verify(env: &Env, args: &[&str], server: &[&str]) -> Output {
+    let mut cmd = env.mcptape(["verify", "s"]);
+    cmd.args(args).arg("--").arg(example_server()).args(server);
+    run(&mut cmd)
+}
+
+#[test]
+fn a_drifted_build_shows_every_class_with_its_paths() {
+    let env = Env::new();
+    record_example(&env);
+    let same = verify(&env, &[], &[]);
+    assert!(same.status.success(), "{}", text(&same));
+    assert!(
+        stdout(&same).contains(": 7 same, 0 changed\n"),
+        "{}",
+        text(&same)
+    );
+
+    let out = verify(&env, &[], &["--drift"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = stdout(&out);
+    assert!(
+        report.contains("3 same, 2 changed, 1 new-error, 1 gone-error"),
+        "{report}"
+    );
+    assert!(
+        report.contains("changed    tools/call echo (tape line"),
+        "{report}"
+    );
+    assert!(report.contains("result.length: (absent) → 5"), "{report}");
+    assert!(report.contains("new-error  tools/call add"), "{report}");
+    assert!(report.contains("gone-error tools/call fail"), "{report}");
+    assert!(
+        report.contains(r#"result.content.0.text: "Hello, tape!" → "Hi, tape!""#),
+        "{report}"
+    );
+
+    // JSON: one object per call.
+    let out = verify(&env, &["--format", "json"], &["--drift"]);
+    let calls: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(calls.len(), 7, "tools/list and six calls");
+    let greet = calls.iter().find(|c| c["tool"] == "greet").expect("greet");
+    assert_eq!(greet["class"], "changed");
+    assert_eq!(greet["differences"][0]["path"], "result.content.0.text");
+
+    // JUnit: real XML, one testcase per call, read by Python's parser.
+    let junit = env.path("report.xml");
+    let out = verify(
+        &env,
+        &[
+            "--format",
+            "junit",
+            "--output",
+            &junit.display().to_string(),
+        ],
+        &["--drift"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let check = "import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); \
+                 print(len(r.findall('.//testcase')), len(r.findall('.//failure')))";
+    let parsed = run(env.cmd(python()).args(["-c", check]).arg(&junit));
+    assert_eq!(stdout(&parsed).trim(), "7 4", "{}", text(&parsed));
+
+    // A receipt beside the tape.
+    let receipt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.mcptape_home().join("recordings/s.verify.json"))
+            .expect("receipt"),
+    )
+    .expect("json");
+    assert_eq!(receipt["counts"]["changed"], 2);
+    assert_eq!(receipt["server"], "example");
+
+    // --update re-blesses; the next verify is clean; the old tape is kept.
+    let out = verify(&env, &["--update"], &["--drift"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("rewrote 4 recorded answers"),
+        "{}",
+        text(&out)
+    );
+    assert!(env.mcptape_home().join("recordings/s.prev.ndjson").exists());
+    let out = verify(&env, &[], &["--drift"]);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn volatile_fields_inside_json_text_are_ignored_by_glob_and_typos_warned() {
+    let env = Env::new();
+    let config = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(env.path(".mcp.json"), config.to_string()).expect("config");
+    let mcptape = bin().display().to_string();
+    let script = format!("{mcptape} call example.now && {mcptape} call example.write_note text:n");
+    let out = run(&mut env.mcptape(["record", "s", "--", "sh", "-c", &script]));
+    assert!(out.status.success(), "{}", text(&out));
+
+    // The calls recorded no tools/list: nothing is known to be read-only.
+    let out = verify(&env, &[], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout(&out).contains("2 skipped"), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("the tape holds no tools/list"),
+        "{}",
+        text(&out)
+    );
+
+    let out = verify(&env, &["--allow-writes"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("result.content.0.text.time: \""),
+        "{}",
+        text(&out)
+    );
+
+    let out = verify(
+        &env,
+        &[
+            "--allow-writes",
+            "--ignore",
+            "result.content.*.text.time",
+            "--ignore",
+            "result.tpyo",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("--ignore `result.tpyo` matched nothing"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !stderr(&out).contains("--ignore `result.content.*.text.time` matched nothing"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn server_everything_verifies_clean_with_sampling_answered_from_the_tape() {
+    let env = Env::new();
+    let mut cmd = env.mcptape([
+        "record",
+        "s",
+        "--",
+        &python(),
+        &peer("py_client.py"),
+        "replayable",
+        "--",
+    ]);
+    cmd.args([
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "everything".into(),
+        "--".into(),
+    ]);
+    cmd.args(everything_server());
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", text(&out));
+
+    let verify_everything = |args: &[&str]| {
+        let mut cmd = env.mcptape(["verify", "s"]);
+        cmd.args(args).arg("--").args(everything_server());
+        run(&mut cmd)
+    };
+    // The sampling tool is not read-only by its annotations: skipped by default…
+    let out = verify_everything(&[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("skipped    tools/call trigger-sampling-request"),
+        "{}",
+        text(&out)
+    );
+    // …and played, its sampling request answered from the tape, with --allow-writes.
+    let out = verify_everything(&["--allow-writes"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!stdout(&out).contains("skipped"), "{}", text(&out));
+    assert!(!stdout(&out).contains("problem"), "{}", text(&out));
+}
+
+#[test]
+fn a_server_that_crashes_or_stalls_is_reported() {
+    let env = Env::new();
+    record_example(&env);
+    let out = verify(&env, &[], &["--exit-mid-call", "fail"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let report = stdout(&out);
+    assert!(report.contains("new-error  tools/call fail"), "{report}");
+    assert!(report.contains("not-played tools/call exact"), "{report}");
+    assert!(
+        report.contains("the server closed its output at tape line"),
+        "{report}"
+    );
+
+    let out = verify(&env, &["--timeout", "0.02"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("no answer within 0.02s (--timeout)"),
+        "{}",
+        text(&out)
+    );
+
+    let out = verify(&env, &[], &["--garbage"]);
+    assert!(
+        out.status.success(),
+        "garbage is noted, not fatal: {}",
+        text(&out)
+    );
+    assert!(
+        stdout(&out).contains("not a JSON-RPC message: this is not json"),
+        "{}",
+        text(&out)
+    );
+
+    let out = run(&mut env.mcptape(["verify", "s", "--server", "nope", "--", "true"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("holds no connection of server `nope`; it holds: example"),
+        "{}",
+        text(&out)
+    );
+
+    let out = run(&mut env.mcptape(["verify", "s", "--", "/nonexistent/server"]));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("cannot start `/nonexistent/server`"),
+        "{}",
+        text(&out)
+    );
+}
