@@ -303,7 +303,7 @@ pub struct Show {
     pub json: bool,
 }
 
-/// `mcptape redact TAPE [--check]`
+/// `mcptape redact TAPE... [--check]`
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
@@ -312,8 +312,9 @@ kept). With --check nothing changes: the exit status is 1 and every line
 `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
 otherwise. See docs/REDACTION.md for the rules.")]
 pub struct Redact {
-    /// Session name or tape path.
-    pub session: String,
+    /// Session names or tape paths.
+    #[arg(required = true, value_name = "TAPE")]
+    pub sessions: Vec<String>,
     /// Change nothing; list what still looks like a secret and exit 1 if anything does.
     #[arg(long)]
     pub check: bool,

@@ -14,11 +14,26 @@ use crate::tape::format;
 use crate::tape::store;
 
 impl cli::Redact {
-    /// Rewrites the tape, or checks it.
+    /// Rewrites the tapes, or checks them.
     pub fn run(self) -> Result<ExitCode> {
+        let (redactor, warnings) = Redactor::from_env(&|name| std::env::var(name).ok());
+        for w in warnings {
+            eprintln!("mcptape: warning: {w}");
+        }
+        let mut dirty = false;
+        for session in &self.sessions {
+            dirty |= one(session, &redactor, self.check)?;
+        }
+        Ok(ExitCode::from(if dirty { EXIT_DIFFERENT } else { 0 }))
+    }
+}
+
+/// Redacts (or checks) one tape; true when `--check` found something.
+fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
+    {
         let own = mode::own();
         let home = store::home(own.get(ENV_HOME))?;
-        let path = store::resolve(&self.session, &home, &own.cwd)?;
+        let path = store::resolve(session, &home, &own.cwd)?;
         let read_err = |source| TapeError::Read {
             path: path.clone(),
             source,
@@ -27,10 +42,6 @@ impl cli::Redact {
             std::io::ErrorKind::NotFound => TapeError::Missing { path: path.clone() },
             _ => read_err(source),
         })?;
-        let (redactor, warnings) = Redactor::from_env(&|name| std::env::var(name).ok());
-        for w in warnings {
-            eprintln!("mcptape: warning: {w}");
-        }
         let bad = |line: usize, reason: String| TapeError::BadLine {
             path: path.clone(),
             line,
@@ -47,7 +58,7 @@ impl cli::Redact {
                 continue;
             }
             let decoded = format::decode(body).map_err(|reason| bad(number, reason))?;
-            if self.check {
+            if check {
                 for f in redactor.findings(&decoded.message) {
                     findings.push(format!(
                         "{}:{number}: {} ({})",
@@ -75,7 +86,7 @@ impl cli::Redact {
             };
             out.push_str(&format!("{head}{sep}\"_meta\":{meta}}}\n"));
         }
-        if self.check {
+        if check {
             let mut stdout = std::io::stdout().lock();
             for f in &findings {
                 writeln!(stdout, "{f}").map_err(Error::Stdout)?;
@@ -85,7 +96,7 @@ impl cli::Redact {
                     "mcptape: nothing in `{}` looks like a secret",
                     path.display()
                 );
-                return Ok(ExitCode::SUCCESS);
+                return Ok(false);
             }
             eprintln!(
                 "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
@@ -94,7 +105,7 @@ impl cli::Redact {
                 path.display(),
                 if findings.len() == 1 { "s" } else { "" }
             );
-            return Ok(ExitCode::from(EXIT_DIFFERENT));
+            return Ok(true);
         }
         if changed > 0 {
             store::replace_file(&path, out.as_bytes())?;
@@ -104,6 +115,6 @@ impl cli::Redact {
             if changed == 1 { "y" } else { "ies" },
             path.display()
         );
-        Ok(ExitCode::SUCCESS)
+        Ok(false)
     }
 }
