@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::message::{self, Kind, Message, Shape};
 use crate::report;
 use crate::tape::{Connection, Tape};
-use crate::upstream::replay::{DIVERGED_CODE, Options, Out, Replay, error_line};
+use crate::upstream::replay::{DIVERGED_CODE, Options, Out, Replay, ServerFacts, error_line};
 use crate::verdict::Verdict;
 
 /// Messages that do not tell connections apart: the handshake and its like.
@@ -51,11 +51,12 @@ impl Picker {
             }
         };
         let total = conns.len();
+        let facts = ServerFacts::of(tape, &conns);
         picker.candidates = conns
             .into_iter()
             .filter(|c| report.is_none_or(|dir| !report::is_claimed(dir, server, c)))
             .map(|c| {
-                let engine = Replay::new(tape, &c, opts.clone());
+                let engine = Replay::new(tape, &c, &facts, opts.clone());
                 (c, engine)
             })
             .collect();

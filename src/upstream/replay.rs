@@ -77,6 +77,46 @@ struct Step {
     optional: bool,
 }
 
+/// What the tape says about a server across all its connections, gathered once.
+#[derive(Debug, Clone, Default)]
+pub struct ServerFacts {
+    /// Protocol versions the server answered anywhere in the tape.
+    versions: HashSet<String>,
+    /// Its recorded answer to a `server/discover` probe, if any.
+    discover_answer: Option<Message>,
+}
+
+impl ServerFacts {
+    /// Gathers the facts of the server of `conns` (connections of one server).
+    pub fn of(tape: &Tape, conns: &[Connection]) -> ServerFacts {
+        let mut versions = HashSet::new();
+        let mut discover_answer = None;
+        for c in conns {
+            let mut probes: HashSet<&str> = HashSet::new();
+            for &i in &c.entries {
+                let e = &tape.entries[i];
+                let m = &e.message;
+                if e.meta.dir == Direction::Send && m.method() == Some("server/discover") {
+                    probes.insert(m.id().unwrap_or_default());
+                }
+                if e.meta.dir != Direction::Recv || !matches!(m.kind(), Kind::Response | Kind::Error) {
+                    continue;
+                }
+                if let Some(v) = message::raw_member(m.text(), &["result", "protocolVersion"]) {
+                    versions.insert(v.to_owned());
+                }
+                if discover_answer.is_none() && probes.contains(m.id().unwrap_or_default()) {
+                    discover_answer = Some(m.clone());
+                }
+            }
+        }
+        ServerFacts {
+            versions,
+            discover_answer,
+        }
+    }
+}
+
 /// One recorded connection being replayed.
 #[derive(Debug)]
 pub struct Replay {
@@ -152,8 +192,9 @@ pub fn error_line(id: &str, code: i64, text: &str) -> Vec<u8> {
 }
 
 impl Replay {
-    /// Prepares the replay of `conn`, one of `tape`'s connections.
-    pub fn new(tape: &Tape, conn: &Connection, opts: Options) -> Replay {
+    /// Prepares the replay of `conn`, one of `tape`'s connections; `facts` are its
+    /// server's, gathered once for all its connections.
+    pub fn new(tape: &Tape, conn: &Connection, facts: &ServerFacts, opts: Options) -> Replay {
         let mut steps: Vec<Step> = conn
             .entries
             .iter()
@@ -197,34 +238,10 @@ impl Replay {
                 && s.message.id().is_some_and(|i| probes.contains(i));
             s.optional = is_probe || is_answer;
         }
-        let mut versions = HashSet::new();
-        let mut discover_answer = None;
-        let mut probe_ids: HashSet<(String, String)> = HashSet::new();
-        for c in tape
-            .connections()
-            .iter()
-            .filter(|c| c.server == conn.server)
-        {
-            for &i in &c.entries {
-                let e = &tape.entries[i];
-                let m = &e.message;
-                if e.meta.dir == Direction::Send && m.method() == Some("server/discover") {
-                    probe_ids.insert((c.id.clone(), m.id().unwrap_or_default().to_owned()));
-                }
-                if e.meta.dir != Direction::Recv
-                    || !matches!(m.kind(), Kind::Response | Kind::Error)
-                {
-                    continue;
-                }
-                if let Some(v) = message::raw_member(m.text(), &["result", "protocolVersion"]) {
-                    versions.insert(v.to_owned());
-                }
-                let key = (c.id.clone(), m.id().unwrap_or_default().to_owned());
-                if discover_answer.is_none() && probe_ids.contains(&key) {
-                    discover_answer = Some(m.clone());
-                }
-            }
-        }
+        let ServerFacts {
+            versions,
+            discover_answer,
+        } = facts.clone();
         let recorded_tokens = steps
             .iter()
             .filter(|s| s.dir == Direction::Send && s.message.kind() == Kind::Request)
@@ -749,16 +766,18 @@ mod tests {
         ]
         .join("\n");
         let t = Tape::parse(Path::new("t"), text.as_bytes()).expect("tape");
-        let first = &t.connections()[0];
+        let conns = t.connections();
+        let facts = ServerFacts::of(&t, &conns);
+        let first = &conns[0];
         let asked = INIT.replace("2025-06-18", "2025-11-25");
-        let mut r = Replay::new(&t, first, Options::default());
+        let mut r = Replay::new(&t, first, &facts, Options::default());
         assert_eq!(
             lines(r.on_client(asked.as_bytes())),
             vec![newer.clone()],
             "spoken in connection b"
         );
         let asked = INIT.replace("2025-06-18", "2024-11-05");
-        let mut r = Replay::new(&t, first, Options::default());
+        let mut r = Replay::new(&t, first, &facts, Options::default());
         assert_eq!(
             lines(r.on_client(asked.as_bytes())),
             vec![INIT_OK.to_string()],
