@@ -693,10 +693,12 @@ mod tests {
     }
 
     fn replay(t: &Tape, unordered: bool) -> Replay {
-        let conn = &t.connections()[0];
+        let conns = t.connections();
+        let facts = ServerFacts::of(t, &conns);
         Replay::new(
             t,
-            conn,
+            &conns[0],
+            &facts,
             Options {
                 matcher: Matcher::default(),
                 unordered,
