@@ -173,10 +173,12 @@ pub enum Output {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 ARG is key:value or key=value. A value that parses as JSON (5, true, [1,2], {\"a\":1}) is
-that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if it parses).
+that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if it parses;
+one trailing newline dropped); key:@text is the text `@text`.
 
 Exit status: 0 a result; 1 the tool answered isError, or a JSON-RPC error, or the server
-failed; 2 usage or configuration error; 3 replay diverged; 124 timeout.")]
+failed; 2 usage or configuration error; 3 replay diverged; 124 timeout; 126/127 the
+server command could not be executed / was not found.")]
 pub struct Call {
     /// The server's name in the config, a dot, and the tool: `everything.echo`.
     #[arg(value_name = "SERVER.TOOL")]

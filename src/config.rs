@@ -90,15 +90,13 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        Config::parse(path, &text, &|name| std::env::var(name).ok())
+        Config::parse(path, &text)
     }
 
     /// Parses config text; `var` looks up environment variables.
-    pub fn parse(
-        path: &Path,
-        text: &str,
-        var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
+    /// Parses and checks config text; `${VAR}`s are left for [`Config::server`], so that
+    /// one entry's unset variable (or VS Code's `${input:…}`) does not stop the others.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json {
             path: path.to_path_buf(),
             line: e.line(),
@@ -123,7 +121,6 @@ impl Config {
         let servers = servers
             .as_object()
             .ok_or_else(|| shape(key.into(), "must be an object"))?;
-        let dir = path.parent().unwrap_or(Path::new("."));
         let mut out = Vec::new();
         for (name, entry) in servers {
             let at = |field: &str| {
@@ -140,14 +137,9 @@ impl Config {
                 .as_object()
                 .ok_or_else(|| shape(at(""), "must be an object"))?;
             let string = |field: &str, v: &Value| -> Result<String, ConfigError> {
-                let s = v
-                    .as_str()
-                    .ok_or_else(|| shape(at(field), "must be a string"))?;
-                expand(s, var).map_err(|missing| ConfigError::Env {
-                    path: path.to_path_buf(),
-                    key: at(field),
-                    var: missing,
-                })
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| shape(at(field), "must be a string"))
             };
             let command = obj
                 .get("command")
@@ -174,7 +166,7 @@ impl Config {
                 .get("cwd")
                 .map(|v| string("cwd", v))
                 .transpose()?
-                .map(|c| dir.join(c));
+                .map(PathBuf::from);
             let url = obj.get("url").map(|v| string("url", v)).transpose()?;
             if command.is_none() && url.is_none() {
                 return Err(ConfigError::MissingCommand {
@@ -200,22 +192,63 @@ impl Config {
         })
     }
 
-    /// The server of that name, ready to start over stdio.
-    pub fn server(&self, name: &str) -> Result<&ServerEntry, ConfigError> {
-        let Some((_, entry)) = self.servers.iter().find(|(n, _)| n == name) else {
+    /// The server of that name, ready to start over stdio: `${VAR}`s expanded from the
+    /// environment, `cwd` made relative to the config file.
+    pub fn server(&self, name: &str) -> Result<ServerEntry, ConfigError> {
+        self.server_with(name, &|v| std::env::var(v).ok())
+    }
+
+    /// [`Config::server`] with `var` looking up variables.
+    pub fn server_with(
+        &self,
+        name: &str,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ServerEntry, ConfigError> {
+        let Some((_, raw)) = self.servers.iter().find(|(n, _)| n == name) else {
             return Err(ConfigError::UnknownServer {
                 path: self.path.clone(),
                 name: name.to_owned(),
                 known: self.servers.iter().map(|(n, _)| n.clone()).collect(),
             });
         };
-        if entry.command.is_none() {
+        if raw.command.is_none() {
             return Err(ConfigError::Http {
                 path: self.path.clone(),
                 key: format!("{}.{name}.url", self.key),
             });
         }
-        Ok(entry)
+        let at = |field: &str| format!("{}.{name}.{field}", self.key);
+        let x = |field: &str, s: &str| {
+            expand(s, var).map_err(|missing| ConfigError::Env {
+                path: self.path.clone(),
+                key: at(field),
+                var: missing,
+            })
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        Ok(ServerEntry {
+            command: raw
+                .command
+                .as_deref()
+                .map(|c| x("command", c))
+                .transpose()?,
+            args: raw
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| x(&format!("args[{i}]"), a))
+                .collect::<Result<_, _>>()?,
+            env: raw
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), x(&format!("env.{k}"), v)?)))
+                .collect::<Result<_, ConfigError>>()?,
+            cwd: match &raw.cwd {
+                Some(c) => Some(dir.join(x("cwd", &c.to_string_lossy())?)),
+                None => None,
+            },
+            url: raw.url.as_deref().map(|u| x("url", u)).transpose()?,
+        })
     }
 }
 
@@ -259,7 +292,7 @@ mod tests {
     }
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
-        Config::parse(Path::new("/p/.mcp.json"), text, &vars)
+        Config::parse(Path::new("/p/.mcp.json"), text)
     }
 
     #[test]
@@ -269,7 +302,7 @@ mod tests {
                 "env":{"K":"${TOKEN}"},"cwd":"sub"}}}"#,
         )
         .expect("config");
-        let a = c.server("a").expect("a");
+        let a = c.server_with("a", &vars).expect("a");
         assert_eq!(a.argv(), ["srv", "--t", "t0k", "dflt", "$HOME"]);
         assert_eq!(a.env, [("K".to_owned(), "t0k".to_owned())]);
         assert_eq!(a.cwd.as_deref(), Some(Path::new("/p/sub")));
@@ -299,7 +332,13 @@ mod tests {
             e.to_string(),
             "`/p/.mcp.json`: `mcpServers.a.args[0]` must be a string"
         );
-        let e = parse(r#"{"mcpServers":{"a":{"command":"${MISSING}"}}}"#).expect_err("env");
+        let c = parse(r#"{"mcpServers":{"a":{"command":"${MISSING}"},"b":{"command":"ok"}}}"#)
+            .expect("lazy");
+        assert!(
+            c.server_with("b", &vars).is_ok(),
+            "another entry's unset variable does not matter"
+        );
+        let e = c.server_with("a", &vars).expect_err("env");
         assert!(
             e.to_string()
                 .contains("`mcpServers.a.command` uses `${MISSING}`, which is not set"),

@@ -148,10 +148,59 @@ impl Message {
         self.head().id.as_deref()
     }
 
-    /// The whole message parsed as a JSON value (for display and comparison, not forwarding).
+    /// The whole message parsed as a JSON value (for display and comparison, not
+    /// forwarding). Lone surrogate escapes (`\ud83d` from a string cut mid-emoji, which
+    /// JavaScript writes) read as U+FFFD instead of failing the whole message.
     pub fn value(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.raw).unwrap_or(serde_json::Value::Null)
+        serde_json::from_slice(&self.raw)
+            .ok()
+            .or_else(|| serde_json::from_str(&without_lone_surrogates(self.text())).ok())
+            .unwrap_or(serde_json::Value::Null)
     }
+}
+
+/// JSON text with every `\uD800`–`\uDFFF` escape that is not half of a pair replaced by
+/// `\ufffd`, so that serde_json (which refuses them) can read it.
+pub fn without_lone_surrogates(text: &str) -> String {
+    let b = text.as_bytes();
+    let hex = |i: usize| -> Option<u32> {
+        let digits = text.get(i..i + 4)?;
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex(i + 2) else {
+            i += 2;
+            continue;
+        };
+        let high = (0xD800..0xDC00).contains(&unit);
+        let paired = high
+            && b.get(i + 6) == Some(&b'\\')
+            && b.get(i + 7) == Some(&b'u')
+            && hex(i + 8).is_some_and(|low| (0xDC00..0xE000).contains(&low));
+        if paired {
+            i += 12;
+        } else if (0xD800..0xE000).contains(&unit) {
+            out.push_str(&text[copied..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            copied = i;
+        } else {
+            i += 6;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// The members of a JSON object, in order, each value borrowed raw from `text`.
@@ -219,6 +268,17 @@ pub fn replace_member(text: &str, path: &[&str], new: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lone_surrogates_read_as_replacement_characters() {
+        let m = Message::new(
+            &br#"{"error":{"code":-1,"message":"cut \ud83d here \ud83d\ude00 ok"}}"#[..],
+        );
+        assert_eq!(
+            m.value()["error"]["message"],
+            "cut \u{fffd} here \u{1f600} ok"
+        );
+    }
+
     #[test]
     fn replace_member_touches_only_that_value() {
         let text = r#"{"jsonrpc":"2.0", "id" : 7,"result":{"id":7,"x":1.0}}"#;

@@ -41,25 +41,39 @@ const MAX_NESTED_JSON: usize = 4;
 
 /// Splits a member name into lowercase words: camelCase, snake_case, kebab-case, dots.
 fn words(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
     let mut out: Vec<String> = Vec::new();
     let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
+    for (i, &c) in chars.iter().enumerate() {
         if !c.is_alphanumeric() {
             if !cur.is_empty() {
                 out.push(std::mem::take(&mut cur));
             }
-            prev_lower = false;
             continue;
         }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        // A hump (`accessToken`), or the last capital of an acronym (`DBPassword`, `APIToken`).
+        let hump = c.is_uppercase()
+            && prev.is_some_and(|p| {
+                p.is_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+            });
+        if hump && !cur.is_empty() {
             out.push(std::mem::take(&mut cur));
         }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
         cur.extend(c.to_lowercase());
     }
     if !cur.is_empty() {
         out.push(cur);
+    }
+    // `token2` is a token.
+    for w in &mut out {
+        let kept = w.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if kept > 0 {
+            w.truncate(kept);
+        }
     }
     out
 }
@@ -67,11 +81,13 @@ fn words(name: &str) -> Vec<String> {
 /// Words that make any name a credential name wherever they stand.
 const SECRET_WORDS: &[&str] = &[
     "password",
+    "passwords",
     "passwd",
-    "pwd",
     "secret",
+    "secrets",
     "passphrase",
     "cookie",
+    "cookies",
     "jwt",
     "authorization",
     "credential",
@@ -79,6 +95,8 @@ const SECRET_WORDS: &[&str] = &[
     "apikey",
     "privatekey",
 ];
+/// Credential words also found inside a longer word (`PGPASSWORD`, `dbpasswd`).
+const SECRET_INFIXES: &[&str] = &["password", "passwd", "passphrase"];
 /// Words before `token` that make it a count or a cursor, not a credential.
 const NOT_SECRET_TOKEN: &[&str] = &[
     "progress",
@@ -110,6 +128,7 @@ pub fn is_secret_name(name: &str) -> bool {
         let before = i.checked_sub(1).map(|j| w[j].as_str());
         match word.as_str() {
             s if SECRET_WORDS.contains(&s) => true,
+            s if SECRET_INFIXES.iter().any(|i| s.contains(i)) => true,
             "token" => i + 1 == w.len() && !before.is_some_and(|b| NOT_SECRET_TOKEN.contains(&b)),
             "key" => before.is_some_and(|b| SECRET_KEY.contains(&b)),
             "id" => before == Some("session"),
@@ -136,8 +155,13 @@ fn shape(name: &'static str, pattern: &str, group: usize) -> Shape {
 static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
     vec![
         shape(
-            "bearer/basic credential",
-            r"(?i)\b(?:bearer|basic)[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)",
+            "bearer credential",
+            r"(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)",
+            1,
+        ),
+        shape(
+            "basic credential",
+            r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{12,}={0,2})(?:[^A-Za-z0-9+/=.\-]|$)",
             1,
         ),
         shape(
@@ -147,12 +171,12 @@ static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
         ),
         shape(
             "URL user:password",
-            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@\x22']+:[^/\s@\x22']+)@",
+            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@\x22']*:[^/\s\x22']*)@",
             1,
         ),
         shape(
             "key format",
-            r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[bpas]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16})\b",
+            r"\b(?:sk-[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[bpas]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16})\b",
             0,
         ),
         shape(
@@ -169,13 +193,39 @@ static URL_PARAM: LazyLock<Regex> =
 /// The `name=`, `name: `, `"name": ` of an assignment in plain text (the value is read
 /// by [`assigned_value`], so that one assignment's value never hides the next name).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)["']?[ \t]*[:=][ \t]*"#).expect("valid")
+    Regex::new(r#"\b([A-Za-z_][A-Za-z0-9_.\-]*)\\?["']?[ \t]*[:=][ \t]*"#).expect("valid")
 });
 
-/// The span of the value that starts at `at`: a quoted string's inside, or a run up to
-/// a blank or a delimiter.
-fn assigned_value(s: &str, at: usize) -> (usize, usize) {
+/// Names whose value runs to the end of the line (HTTP header style).
+const WHOLE_LINE: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
+
+/// The span of the value that starts at `at`: the rest of the line for header-style
+/// names; a quoted string's inside (`"…"`, `'…'`, or `\"…\"` in escaped JSON); a whole
+/// bracketed value; or a run up to a blank or a delimiter.
+fn assigned_value(s: &str, at: usize, name: &str) -> (usize, usize) {
     let rest = &s.as_bytes()[at..];
+    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    if WHOLE_LINE.contains(&name.to_ascii_lowercase().as_str()) {
+        let text = &rest[..line_end];
+        // Up to a closing quote or escaped quote, if the line is inside a string.
+        let end = text
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .unwrap_or(text.len());
+        return (at, at + end);
+    }
+    if rest.starts_with(b"\\\"") {
+        let end = rest[2..]
+            .windows(2)
+            .position(|w| w == b"\\\"")
+            .map_or(rest.len(), |i| i + 2);
+        return (at + 2, at + end);
+    }
     match rest.first() {
         Some(&q @ (b'"' | b'\'')) => {
             let end = rest[1..]
@@ -184,22 +234,43 @@ fn assigned_value(s: &str, at: usize) -> (usize, usize) {
                 .map_or(rest.len(), |i| i + 1);
             (at + 1, at + end)
         }
+        Some(&open @ (b'{' | b'[')) => {
+            let close = if open == b'{' { b'}' } else { b']' };
+            let mut depth = 0usize;
+            let end = rest.iter().position(|&b| {
+                if b == open {
+                    depth += 1;
+                } else if b == close {
+                    depth -= 1;
+                }
+                depth == 0
+            });
+            (at, at + end.map_or(rest.len(), |i| i + 1))
+        }
         _ => {
             let end = rest
                 .iter()
-                .position(|&b| b.is_ascii_whitespace() || b",;\"'&}]=:".contains(&b))
+                .position(|&b| b.is_ascii_whitespace() || b",;\"'&})]\\".contains(&b))
                 .unwrap_or(rest.len());
             (at, at + end)
         }
     }
 }
 
-/// A bearer/basic token must look like one: a digit, a symbol, or a capital inside it
-/// (so that "Basic information" is prose, not a credential).
-fn looks_like_token(s: &str) -> bool {
-    s.chars()
-        .any(|c| c.is_ascii_digit() || "-._~+/=".contains(c))
-        || s.chars().skip(1).any(|c| c.is_ascii_uppercase())
+/// A bearer or basic token must look like one — a digit or a capital inside it — so that
+/// "Basic information" stays prose; an `sk-` key has a long run of letters and digits,
+/// so that `sk-hynix-quarterly-report` is a file name.
+fn plausible(rule: &str, s: &str) -> bool {
+    match rule {
+        "bearer credential" | "basic credential" => {
+            s.chars().any(|c| c.is_ascii_digit())
+                || s.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        }
+        "key format" if s.starts_with("sk-") => s
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|run| run.len() >= 20),
+        _ => true,
+    }
 }
 
 /// The redaction rules in force.
@@ -221,10 +292,17 @@ pub struct Finding {
 impl Redactor {
     /// The built-in rules plus these literal secrets (shorter ones are left out).
     pub fn new(literals: &[String]) -> Redactor {
+        // Each value as written, and as it reads inside JSON text (escaped quotes, `\/`).
         let kept: Vec<String> = literals
             .iter()
             .filter(|l| l.chars().count() >= MIN_LITERAL_CHARS)
-            .map(|l| regex::escape(l))
+            .flat_map(|l| {
+                let json = serde_json::to_string(l).unwrap_or_default();
+                let json = json[1..json.len().saturating_sub(1)].to_owned();
+                let slashed = json.replace('/', "\\/");
+                [l.clone(), json, slashed]
+            })
+            .map(|l| regex::escape(&l))
             .collect();
         let literals =
             (!kept.is_empty()).then(|| Regex::new(&kept.join("|")).expect("escaped literals"));
@@ -277,6 +355,25 @@ impl Redactor {
         (Redactor::new(&values), warnings)
     }
 
+    /// A command line with the value after each credential-named flag replaced
+    /// (`--api-key X`, `--password X`); `--token=X` is left to the assignment rule.
+    pub fn argv(&self, argv: &[String]) -> Vec<String> {
+        let mut out = argv.to_vec();
+        if self.off {
+            return out;
+        }
+        for i in 1..out.len() {
+            let flag = &argv[i - 1];
+            if flag.starts_with('-')
+                && !flag.contains('=')
+                && is_secret_name(flag.trim_start_matches('-'))
+            {
+                out[i] = REDACTED.to_owned();
+            }
+        }
+        out
+    }
+
     /// The message with its secrets replaced; borrowed when there were none.
     pub fn message<'a>(&self, text: &'a str) -> Cow<'a, str> {
         if self.off {
@@ -302,9 +399,7 @@ impl Redactor {
         for shape in SHAPES.iter() {
             for caps in shape.re.captures_iter(s) {
                 if let Some(m) = caps.get(shape.group)
-                    && (shape.group == 0
-                        || shape.name != "bearer/basic credential"
-                        || looks_like_token(m.as_str()))
+                    && plausible(shape.name, m.as_str())
                 {
                     spans.push((m.start(), m.end(), shape.name));
                 }
@@ -327,7 +422,7 @@ impl Redactor {
             if whole.start() < read_to || !is_secret_name(name.as_str()) {
                 continue;
             }
-            let (a, b) = assigned_value(s, whole.end());
+            let (a, b) = assigned_value(s, whole.end(), name.as_str());
             read_to = b;
             if a < b {
                 spans.push((a, b, "credential assignment"));
@@ -371,6 +466,14 @@ impl Redactor {
     }
 }
 
+/// A JSON string token's text; lone surrogate escapes read as U+FFFD (a string cut
+/// mid-emoji must not hide a secret from the rules).
+fn decode_string(raw: &str) -> Option<String> {
+    serde_json::from_str(raw)
+        .ok()
+        .or_else(|| serde_json::from_str(&crate::message::without_lone_surrogates(raw)).ok())
+}
+
 /// One pass over a JSON text (already known to be valid), replacing spans.
 struct Walk<'r, 'a, 'f> {
     r: &'r Redactor,
@@ -382,6 +485,8 @@ struct Walk<'r, 'a, 'f> {
     changed: bool,
     path: Vec<String>,
     findings: Option<&'f mut Vec<Finding>>,
+    /// Inside a credential-named object or list: every string and number is secret.
+    secret: usize,
 }
 
 impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
@@ -395,7 +500,20 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             changed: false,
             path: Vec::new(),
             findings,
+            secret: 0,
         }
+    }
+
+    /// True when the object at `at` is a JSON Schema (it has a `type` naming a JSON type):
+    /// it describes a credential, it holds none.
+    fn is_schema(&self, at: usize) -> bool {
+        let end = self.value_end(at);
+        serde_json::from_str::<serde_json::Value>(&self.src[at..end]).is_ok_and(|v| {
+            matches!(
+                v.get("type").and_then(|t| t.as_str()),
+                Some("string" | "number" | "integer" | "boolean" | "object" | "array" | "null")
+            )
+        })
     }
 
     fn finish(mut self) -> Cow<'a, str> {
@@ -510,7 +628,13 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
                 self.pos = b;
                 self.string_value(a, b, nesting);
             }
-            Some(_) => self.pos = self.value_end(self.pos),
+            Some(c) => {
+                let (a, b) = (self.pos, self.value_end(self.pos));
+                if self.secret > 0 && !matches!(c, b't' | b'f' | b'n') {
+                    self.replace(a, b, "\"[REDACTED]\"", "credential name");
+                }
+                self.pos = b;
+            }
             None => {}
         }
     }
@@ -532,14 +656,25 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             }
             let key_start = self.pos;
             let key_end = self.string_end(key_start);
-            let key: String =
-                serde_json::from_str(&self.src[key_start..key_end]).unwrap_or_default();
+            let key = decode_string(&self.src[key_start..key_end]).unwrap_or_default();
             self.pos = key_end;
             self.skip_ws();
             self.pos += 1; // ':'
             self.skip_ws();
             self.path.push(key.clone());
-            if is_secret_name(&key) {
+            // A credential name hides a string or a number. An object or a list is looked
+            // into (a JSON Schema's `properties.password` describes, it does not hold),
+            // and `true`/`false`/`null` say nothing.
+            let first = self.bytes().get(self.pos).copied();
+            let scalar = !matches!(first, Some(b'{' | b'[' | b't' | b'f' | b'n'));
+            let secret = is_secret_name(&key);
+            if secret && !scalar && matches!(first, Some(b'{' | b'[')) && !self.is_schema(self.pos)
+            {
+                // Everything a credential-named object or list holds is secret.
+                self.secret += 1;
+                self.value(nesting);
+                self.secret -= 1;
+            } else if secret && scalar {
                 let (a, b) = (self.pos, self.value_end(self.pos));
                 let already = &self.src[a..b] == "\"[REDACTED]\"";
                 if !already {
@@ -578,11 +713,17 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
 
     fn string_value(&mut self, a: usize, b: usize, nesting: usize) {
         let raw = &self.src[a..b];
+        if self.secret > 0 {
+            if raw != "\"[REDACTED]\"" {
+                self.replace(a, b, "\"[REDACTED]\"", "credential name");
+            }
+            return;
+        }
         // Most strings have no backslash and nothing to find: decode only when needed.
         let decoded: Cow<str> = if raw.contains('\\') {
-            match serde_json::from_str::<String>(raw) {
-                Ok(s) => Cow::Owned(s),
-                Err(_) => return,
+            match decode_string(raw) {
+                Some(s) => Cow::Owned(s),
+                None => return,
             }
         } else {
             Cow::Borrowed(&raw[1..raw.len() - 1])
@@ -686,10 +827,10 @@ mod tests {
 
     #[test]
     fn secrets_by_name_at_any_depth_keep_everything_else() {
-        let msg = r#"{"id":1.0, "params":{"arguments":{"apiKey":"abc","n":[{"password":{"x":1}}],"maxTokens":5,"progressToken":"p"}}}"#;
+        let msg = r#"{"id":1.0, "params":{"arguments":{"apiKey":"abc","n":[{"password":{"x":1,"on":true}}],"maxTokens":5,"progressToken":"p"}}}"#;
         assert_eq!(
             r().message(msg),
-            r#"{"id":1.0, "params":{"arguments":{"apiKey":"[REDACTED]","n":[{"password":"[REDACTED]"}],"maxTokens":5,"progressToken":"p"}}}"#
+            r#"{"id":1.0, "params":{"arguments":{"apiKey":"[REDACTED]","n":[{"password":{"x":"[REDACTED]","on":true}}],"maxTokens":5,"progressToken":"p"}}}"#
         );
     }
 
@@ -697,10 +838,13 @@ mod tests {
     fn secrets_by_shape_in_any_string() {
         let cases = [
             (
-                "Authorization: Bearer abc.def-123",
+                "Authorization: Bearer abc.def-123456789012",
                 "Authorization: [REDACTED]",
             ),
-            ("use Bearer abcDEF123456 now", "use Bearer [REDACTED] now"),
+            (
+                "use Bearer abcDEF1234567890xyz now",
+                "use Bearer [REDACTED] now",
+            ),
             ("Basic dXNlcjpwYXNz", "Basic [REDACTED]"),
             (
                 "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_part-1 end",
@@ -743,6 +887,86 @@ mod tests {
     }
 
     #[test]
+    fn what_the_review_found() {
+        let cases = [
+            (
+                "Authorization: Token 9944b0abcdef",
+                "Authorization: [REDACTED]",
+            ),
+            (
+                "Cookie: sessionid=abc123def456; theme=dark",
+                "Cookie: [REDACTED]",
+            ),
+            ("auth=alice:hunter2h next", "auth=[REDACTED] next"),
+            ("token=abc=def", "token=[REDACTED]"),
+            (
+                r#"config: {"apiKey": {"value": "objsecret1"}} ok"#,
+                r#"config: {"apiKey": [REDACTED]} ok"#,
+            ),
+            (
+                r#"msg="sending {\"token\":\"logfmt-secret-1\"}""#,
+                r#"msg="sending {\"token\":\"[REDACTED]\"}""#,
+            ),
+            (
+                "redis://:hunter2i@cache:6379",
+                "redis://[REDACTED]@cache:6379",
+            ),
+            ("postgres://bob:p@ssw0rd@db/x", "postgres://[REDACTED]@db/x"),
+        ];
+        for (input, want) in cases {
+            let msg = serde_json::json!({"t": input}).to_string();
+            let got: serde_json::Value = serde_json::from_str(&r().message(&msg)).expect("json");
+            assert_eq!(got["t"], want, "{input}");
+        }
+        for name in [
+            "APIToken",
+            "IDToken",
+            "DBPassword",
+            "PGPASSWORD",
+            "MCPSessionId",
+            "AWSSecretKey",
+            "token2",
+            "secrets",
+            "passwords",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        // A string cut mid-emoji still has its secrets found.
+        let lone = r#"{"text":"your key is sk-proj-abcdefghijklmnopqrstuvwx1234 \ud83d"}"#;
+        assert!(
+            !r().message(lone).contains("abcdefghij"),
+            "{}",
+            r().message(lone)
+        );
+        // Schemas describe credentials; booleans say nothing.
+        let schema = r#"{"inputSchema":{"properties":{"password":{"type":"string"},"apiKey":{"type":"string","description":"key"}}},"hasPassword":false,"cookie_consent":true}"#;
+        assert_eq!(r().message(schema), schema);
+        let argv: Vec<String> = [
+            "srv",
+            "--api-key",
+            "k-0123456789",
+            "--password",
+            "pw",
+            "--port",
+            "80",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            r().argv(&argv),
+            [
+                "srv",
+                "--api-key",
+                "[REDACTED]",
+                "--password",
+                "[REDACTED]",
+                "--port",
+                "80"
+            ]
+        );
+    }
+
+    #[test]
     fn look_alikes_survive() {
         for text in [
             "disk-utilization-report",
@@ -754,6 +978,13 @@ mod tests {
             "short",
             "key: value",
             "mask-abcdefghijklmnopqrstuvwxyz",
+            "basic HTTP/1.1",
+            "a basic read-only mode",
+            "Basic example.com",
+            "basic 2024-01-01",
+            "the bearer co-signed it",
+            "sk-hynix-quarterly-report-2024.pdf",
+            "pwd: /home/bob",
         ] {
             let msg = serde_json::json!({"result": {"text": text, "sha": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
                 "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}})
@@ -790,7 +1021,7 @@ mod tests {
 
     #[test]
     fn findings_have_paths() {
-        let msg = r#"{"params":{"arguments":{"token":"abc","list":["Bearer abcdef123456"],"t":"{\"api_key\":\"x\"}","ok":"[REDACTED]"}}}"#;
+        let msg = r#"{"params":{"arguments":{"token":"abc","list":["Bearer abcdef1234567890abc"],"t":"{\"api_key\":\"x\"}","ok":"[REDACTED]"}}}"#;
         let paths: Vec<String> = r().findings(msg).into_iter().map(|f| f.path).collect();
         assert_eq!(
             paths,

@@ -239,8 +239,16 @@ impl Entries {
 
     fn lifecycle(&self, method: &str, params: &serde_json::Value, ts: SystemTime) -> Vec<u8> {
         let mut params = params.clone();
-        if method == "$transport/start" && self.redactor.is_off() {
-            params["redaction"] = json!("off");
+        if method == "$transport/start" {
+            if self.redactor.is_off() {
+                params["redaction"] = json!("off");
+            } else if let Some(argv) = params["command"].as_array() {
+                let argv: Vec<String> = argv
+                    .iter()
+                    .filter_map(|a| a.as_str().map(String::from))
+                    .collect();
+                params["command"] = json!(self.redactor.argv(&argv));
+            }
         }
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
         self.line(

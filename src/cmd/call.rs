@@ -314,11 +314,23 @@ pub fn arguments(json: Option<&str>, args: &[String]) -> Result<Map<String, Valu
             ))
         })?;
         let (key, value) = (&arg[..split], &arg[split + 1..]);
-        let text = match value.strip_prefix('@') {
-            Some(file) => std::fs::read_to_string(file).map_err(|e| {
+        // `key=@FILE` reads a file; `key:@x` is the text `@x`.
+        let from_file = arg.as_bytes()[split] == b'=' && value.starts_with('@');
+        let text = if from_file {
+            let file = &value[1..];
+            let mut text = std::fs::read_to_string(file).map_err(|e| {
                 Error::Usage(format!("argument `{key}`: cannot read `{file}`: {e}"))
-            })?,
-            None => value.to_owned(),
+            })?;
+            // `echo secret > file` leaves a newline that is not part of the value.
+            if text.ends_with('\n') {
+                text.pop();
+                if text.ends_with('\r') {
+                    text.pop();
+                }
+            }
+            text
+        } else {
+            value.to_owned()
         };
         let value = serde_json::from_str(text.trim()).unwrap_or(Value::String(text));
         out.insert(key.to_owned(), value);
@@ -464,6 +476,11 @@ mod tests {
         std::fs::write(&f, "{\"deep\": [1]}\n").expect("write");
         let got = arguments(None, &[format!("x=@{}", f.display())]).expect("args");
         assert_eq!(got["x"], json!({"deep": [1]}));
+        std::fs::write(&f, "plain text\n").expect("write");
+        let got =
+            arguments(None, &[format!("y=@{}", f.display()), "user:@alice".into()]).expect("args");
+        assert_eq!(got["y"], json!("plain text"));
+        assert_eq!(got["user"], json!("@alice"));
         let err = arguments(None, &["x=@/nonexistent/file".into()]).expect_err("missing");
         assert!(
             err.to_string().contains("cannot read `/nonexistent/file`"),

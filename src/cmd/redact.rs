@@ -50,14 +50,36 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
         let mut out = String::with_capacity(text.len());
         let mut findings = Vec::new();
         let mut changed = 0;
+        let last = text.split_inclusive('\n').count();
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let number = i + 1;
             let body = line.trim_end_matches(['\n', '\r']);
+            let ending = &line[body.len()..];
             if body.trim().is_empty() {
                 out.push_str(line);
                 continue;
             }
-            let decoded = format::decode(body).map_err(|reason| bad(number, reason))?;
+            let decoded = match format::decode(body) {
+                Ok(d) => d,
+                // A torn last line (a crash mid-write) is not an entry: it cannot be
+                // checked, and a rewrite leaves it out.
+                Err(reason) if number == last && !line.ends_with('\n') => {
+                    if check {
+                        findings.push(format!(
+                            "{}:{number}: (torn last line, cannot be checked: {reason})",
+                            path.display()
+                        ));
+                    } else {
+                        eprintln!(
+                            "mcptape: warning: `{}` line {number}: torn last line left out ({reason})",
+                            path.display()
+                        );
+                        changed += 1;
+                    }
+                    continue;
+                }
+                Err(reason) => return Err(bad(number, reason).into()),
+            };
             if check {
                 for f in redactor.findings(&decoded.message) {
                     findings.push(format!(
@@ -69,7 +91,17 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
                 }
                 continue;
             }
-            let redacted = redactor.message(&decoded.message);
+            let mut redacted = redactor.message(&decoded.message).into_owned();
+            // A tape recorded with --no-redact loses its mark once it is redacted.
+            if decoded.meta.dir == crate::tape::Direction::Lifecycle
+                && message::raw_member(&redacted, &["params", "redaction"]) == Some("\"off\"")
+            {
+                let mut v: serde_json::Value = serde_json::from_str(&redacted).unwrap_or_default();
+                if let Some(params) = v.get_mut("params").and_then(|p| p.as_object_mut()) {
+                    params.remove("redaction");
+                }
+                redacted = v.to_string();
+            }
             if redacted == decoded.message {
                 out.push_str(line);
                 continue;
@@ -84,7 +116,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
             } else {
                 ","
             };
-            out.push_str(&format!("{head}{sep}\"_meta\":{meta}}}\n"));
+            out.push_str(&format!("{head}{sep}\"_meta\":{meta}}}{ending}"));
         }
         if check {
             let mut stdout = std::io::stdout().lock();

@@ -99,7 +99,9 @@ impl ServerFacts {
                 if e.meta.dir == Direction::Send && m.method() == Some("server/discover") {
                     probes.insert(m.id().unwrap_or_default());
                 }
-                if e.meta.dir != Direction::Recv || !matches!(m.kind(), Kind::Response | Kind::Error) {
+                if e.meta.dir != Direction::Recv
+                    || !matches!(m.kind(), Kind::Response | Kind::Error)
+                {
                     continue;
                 }
                 if let Some(v) = message::raw_member(m.text(), &["result", "protocolVersion"]) {
