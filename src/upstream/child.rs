@@ -2,21 +2,22 @@
 //! lines come back, byte for byte, and the tap sees each line after it is forwarded.
 //!
 //! One `select!` loop owns the connection: the two directions run as tasks of a
-//! single-threaded runtime (so a line's tap event follows its forward with no await in
-//! between, keeping the tape in wire order), and the loop watches them, the child, and
-//! signals. Shutdown follows the MCP stdio lifecycle: client closes stdin → the server's
+//! single-threaded runtime, and the loop watches them, the child, and signals. Each
+//! direction is a byte relay: what is read is written at once, whole lines or not, and
+//! only then cut into lines for the tap (so a line's tap event follows its last byte's
+//! forward with no await in between, keeping the tape in wire order). Shutdown follows the MCP stdio lifecycle: client closes stdin → the server's
 //! stdin is closed → wait → SIGTERM → wait → SIGKILL (graces in [`crate::process`]).
 
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use futures_util::StreamExt;
+use bytes::BytesMut;
 use nix::sys::signal::Signal;
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::task::JoinHandle;
-use tokio_util::codec::FramedRead;
+use tokio_util::codec::Decoder;
 
 use crate::error::{ProcessError, Result};
 use crate::framing::{Frame, LineCodec};
@@ -47,40 +48,86 @@ struct Progress {
     writing: AtomicBool,
 }
 
-/// Forwards frames from `src` to `dst` as they complete, then hands each to the tap.
+/// Cuts the forwarded byte stream into lines for the tap, after the bytes are on their
+/// way: the live path never waits for a line to be complete.
+struct Lines {
+    codec: LineCodec,
+    pending: BytesMut,
+    long: LongLine,
+    dir: Direction,
+    tap: TapHandle,
+}
+
+impl Lines {
+    fn push(&mut self, chunk: &[u8]) {
+        self.pending.extend_from_slice(chunk);
+        while let Ok(Some(frame)) = self.codec.decode(&mut self.pending) {
+            self.record(frame);
+        }
+    }
+
+    fn end(&mut self) {
+        while let Ok(Some(frame)) = self.codec.decode_eof(&mut self.pending) {
+            self.record(frame);
+        }
+    }
+
+    fn record(&mut self, frame: Frame) {
+        match frame {
+            Frame::Line(bytes) => self.tap.line(self.dir, bytes),
+            Frame::Long { bytes, last, .. } => {
+                if let Some((len, prefix)) = self.long.push(&bytes, last) {
+                    self.tap.oversize(self.dir, len, &prefix);
+                }
+            }
+        }
+    }
+}
+
+/// Copies bytes from `src` to `dst` as they arrive — a relay, line boundaries or not —
+/// and hands each complete line to the tap once it has been written.
 async fn pump<R, W>(
-    mut src: FramedRead<R, LineCodec>,
+    mut src: R,
     mut dst: W,
     dir: Direction,
     tap: Option<TapHandle>,
+    max_line: usize,
     progress: Arc<Progress>,
 ) -> PumpEnd
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut long = LongLine::default();
-    while let Some(frame) = src.next().await {
-        let Ok(frame) = frame else {
-            return PumpEnd::SourceClosed;
-        };
+    let mut lines = tap.map(|tap| Lines {
+        codec: LineCodec::new(max_line),
+        pending: BytesMut::new(),
+        long: LongLine::default(),
+        dir,
+        tap,
+    });
+    let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    loop {
+        buf.reserve(READ_BUFFER_BYTES);
+        match src.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let chunk = buf.split();
         progress.steps.fetch_add(1, Ordering::Relaxed);
         progress.writing.store(true, Ordering::Relaxed);
-        let written = dst.write_all(frame.bytes()).await.is_ok() && dst.flush().await.is_ok();
+        let written = dst.write_all(&chunk).await.is_ok() && dst.flush().await.is_ok();
         progress.writing.store(false, Ordering::Relaxed);
         progress.steps.fetch_add(1, Ordering::Relaxed);
         if !written {
             return PumpEnd::SinkGone;
         }
-        let Some(tap) = &tap else { continue };
-        match frame {
-            Frame::Line(bytes) => tap.line(dir, bytes),
-            Frame::Long { bytes, last, .. } => {
-                if let Some((len, prefix)) = long.push(&bytes, last) {
-                    tap.oversize(dir, len, &prefix);
-                }
-            }
+        if let Some(lines) = &mut lines {
+            lines.push(&chunk);
         }
+    }
+    // A last line without its newline was forwarded too: record it.
+    if let Some(lines) = &mut lines {
+        lines.end();
     }
     PumpEnd::SourceClosed
 }
@@ -111,20 +158,21 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
     let mut signals = Signals::new()?;
     let child_in = server.child.stdin.take().expect("stdin is piped");
     let child_out = server.child.stdout.take().expect("stdout is piped");
-    let codec = || LineCodec::new(max_line);
     let mut up: JoinHandle<PumpEnd> = tokio::spawn(pump(
-        FramedRead::with_capacity(stdio::stdin(), codec(), READ_BUFFER_BYTES),
+        stdio::stdin(),
         child_in,
         Direction::Send,
         tap.clone(),
+        max_line,
         Arc::default(),
     ));
     let down_progress = Arc::new(Progress::default());
     let mut down: JoinHandle<PumpEnd> = tokio::spawn(pump(
-        FramedRead::with_capacity(child_out, codec(), READ_BUFFER_BYTES),
+        child_out,
         stdio::stdout(),
         Direction::Recv,
         tap.clone(),
+        max_line,
         Arc::clone(&down_progress),
     ));
 
