@@ -175,21 +175,29 @@ impl Matcher {
 
     /// True when `live` is what `recorded` expects.
     pub fn matches(&self, recorded: &Message, live: &Message) -> bool {
+        self.decides(recorded, live)
+            .unwrap_or_else(|| equal(&self.normalize(recorded), &self.normalize(live)))
+    }
+
+    /// What can be decided without comparing the normalized messages: `Some(false)` when
+    /// kind, method or answered id differ, `Some(true)` for a non-strict handshake, `None`
+    /// when [`equal`] on the normalized forms decides (replay keeps the recorded ones).
+    pub fn decides(&self, recorded: &Message, live: &Message) -> Option<bool> {
         if recorded.kind() != live.kind() || recorded.method() != live.method() {
-            return false;
+            return Some(false);
         }
         // The client's answer to a server request answers the id the replay sent, which is
         // the recorded one.
         if matches!(recorded.kind(), Kind::Response | Kind::Error) && recorded.id() != live.id() {
-            return false;
+            return Some(false);
         }
         if !self.strict_initialize
             && recorded.kind() == Kind::Request
             && matches!(recorded.method(), Some("initialize" | "server/discover"))
         {
-            return true;
+            return Some(true);
         }
-        equal(&self.normalize(recorded), &self.normalize(live))
+        None
     }
 }
 

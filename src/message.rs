@@ -80,6 +80,8 @@ struct Head {
     kind: Option<Kind>,
     method: Option<String>,
     id: Option<String>,
+    /// Where the top-level `id` value lies in the raw bytes.
+    id_span: Option<(usize, usize)>,
 }
 
 #[derive(Deserialize)]
@@ -115,6 +117,10 @@ impl Message {
 
     fn head(&self) -> &Head {
         self.head.get_or_init(|| {
+            // serde reads a struct from an array too: only an object is a message.
+            if self.raw.trim_ascii_start().first() != Some(&b'{') {
+                return Head::default();
+            }
             let Ok(fields) = serde_json::from_slice::<HeadFields>(&self.raw) else {
                 return Head::default();
             };
@@ -125,12 +131,30 @@ impl Message {
                 (None, _, None, Some(_)) => Kind::Error,
                 _ => Kind::Other,
             };
+            let base = self.raw.as_ptr() as usize;
             Head {
                 kind: Some(kind),
                 method: fields.method,
+                id_span: fields.id.map(|id| {
+                    let start = id.get().as_ptr() as usize - base;
+                    (start, start + id.get().len())
+                }),
                 id: fields.id.map(|id| id.get().to_owned()),
             }
         })
+    }
+
+    /// True when the text is a JSON object (anything else is not a message).
+    pub fn is_object(&self) -> bool {
+        self.head().kind.is_some()
+    }
+
+    /// The text with its top-level `id` value replaced by the raw JSON `id`; every other
+    /// byte kept. `None` when it has no id.
+    pub fn with_id(&self, id: &str) -> Option<String> {
+        let (a, b) = self.head().id_span?;
+        let text = self.text();
+        Some(format!("{}{id}{}", &text[..a], &text[b..]))
     }
 
     /// What kind of message this is.
@@ -340,6 +364,11 @@ mod tests {
         assert_eq!(m.id(), Some(r#""1""#));
         let m = Message::new(&br#"{"id":1,"result":{}}"#[..]);
         assert_eq!(m.id(), Some("1"));
+        assert_eq!(
+            m.with_id(r#""x""#).as_deref(),
+            Some(r#"{"id":"x","result":{}}"#)
+        );
+        assert!(!Message::new(&b"[1]"[..]).is_object());
     }
 
     #[test]

@@ -209,8 +209,8 @@ const WHOLE_LINE: &[&str] = &[
 /// bracketed value; or a run up to a blank or a delimiter.
 fn assigned_value(s: &str, at: usize, name: &str) -> (usize, usize) {
     let rest = &s.as_bytes()[at..];
-    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
     if WHOLE_LINE.contains(&name.to_ascii_lowercase().as_str()) {
+        let line_end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
         let text = &rest[..line_end];
         // Up to a closing quote or escaped quote, if the line is inside a string.
         let end = text
@@ -396,6 +396,13 @@ impl Redactor {
     /// Byte spans of secrets in a plain string, with the rule of each, merged.
     fn spans(&self, s: &str) -> Vec<(usize, usize, &'static str)> {
         let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
+        // Cheap byte scans first: most strings have no `=` or `:` at all, and then the
+        // parameter and assignment patterns (which have no literal to search for) can
+        // not match.
+        let b = s.as_bytes();
+        let has_assignment = memchr::memchr2(b'=', b':', b).is_some();
+        let has_param = has_assignment && memchr::memchr3(b'?', b'&', b'#', b).is_some()
+            || memchr::memchr(b';', b).is_some();
         for shape in SHAPES.iter() {
             for caps in shape.re.captures_iter(s) {
                 if let Some(m) = caps.get(shape.group)
@@ -405,7 +412,7 @@ impl Redactor {
                 }
             }
         }
-        for caps in URL_PARAM.captures_iter(s) {
+        for caps in URL_PARAM.captures_iter(if has_param { s } else { "" }) {
             let name = caps.get(1).map_or("", |m| m.as_str());
             if (is_secret_name(name) || matches!(name, "key" | "sig" | "signature"))
                 && let Some(m) = caps.get(2)
@@ -415,7 +422,7 @@ impl Redactor {
         }
         // Each byte is read by at most one value: names inside a value are not looked at.
         let mut read_to = 0;
-        for caps in ASSIGNMENT.captures_iter(s) {
+        for caps in ASSIGNMENT.captures_iter(if has_assignment { s } else { "" }) {
             let (Some(whole), Some(name)) = (caps.get(0), caps.get(1)) else {
                 continue;
             };
@@ -504,16 +511,43 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
         }
     }
 
-    /// True when the object at `at` is a JSON Schema (it has a `type` naming a JSON type):
-    /// it describes a credential, it holds none.
+    /// True when the object at `at` is a JSON Schema (one of its own members is `type`
+    /// naming a JSON type): it describes a credential, it holds none. Looks at the direct
+    /// members only, without building anything.
     fn is_schema(&self, at: usize) -> bool {
-        let end = self.value_end(at);
-        serde_json::from_str::<serde_json::Value>(&self.src[at..end]).is_ok_and(|v| {
-            matches!(
-                v.get("type").and_then(|t| t.as_str()),
-                Some("string" | "number" | "integer" | "boolean" | "object" | "array" | "null")
-            )
-        })
+        let b = self.bytes();
+        if b.get(at) != Some(&b'{') {
+            return false;
+        }
+        let mut i = at + 1;
+        loop {
+            while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
+                i += 1;
+            }
+            if i >= b.len() || b[i] != b'"' {
+                return false;
+            }
+            let key_end = self.string_end(i);
+            let key = &self.src[i..key_end];
+            i = key_end;
+            while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b':') {
+                i += 1;
+            }
+            let value_end = self.value_end(i);
+            if key == "\"type\"" {
+                return matches!(
+                    &self.src[i..value_end],
+                    "\"string\""
+                        | "\"number\""
+                        | "\"integer\""
+                        | "\"boolean\""
+                        | "\"object\""
+                        | "\"array\""
+                        | "\"null\""
+                );
+            }
+            i = value_end;
+        }
     }
 
     fn finish(mut self) -> Cow<'a, str> {

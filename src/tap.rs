@@ -12,9 +12,11 @@
 //! a `$transport/invalid` lifecycle entry keeping its text; a line longer than the framing
 //! maximum is a `$transport/oversize` entry with its length and a prefix.
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
+
 use std::thread::JoinHandle;
 use std::time::SystemTime;
+use tokio::sync::Semaphore;
 
 use bytes::Bytes;
 use serde_json::json;
@@ -35,6 +37,8 @@ enum Event {
         dir: Direction,
         ts: SystemTime,
         bytes: Bytes,
+        /// Bytes of the queue budget this line holds (given back once written).
+        budget: usize,
     },
     Lifecycle {
         ts: SystemTime,
@@ -63,7 +67,13 @@ pub struct Tap {
 #[derive(Clone)]
 pub struct TapHandle {
     tx: mpsc::Sender<Event>,
+    budget: Arc<Semaphore>,
 }
+
+/// The most bytes of forwarded lines that may wait for the tape writer. Recording never
+/// delays live traffic below this; past it (a disk, or redaction, much slower than the
+/// traffic) the live path waits, so that memory stays flat however long the session.
+pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 
 /// A fresh connection id: random hex, then `-1` (one connection per proxy process).
 pub fn new_conn_id() -> String {
@@ -77,6 +87,8 @@ impl Tap {
     /// Starts the writer thread on an open tape; every entry goes through `redactor`.
     pub fn start(writer: TapeWriter, server: String, conn: String, redactor: Redactor) -> Tap {
         let (tx, rx) = mpsc::channel();
+        let budget = Arc::new(Semaphore::new(MAX_QUEUED_BYTES));
+        let give_back = Arc::clone(&budget);
         let thread = std::thread::Builder::new()
             .name("mcptape-tap".into())
             .spawn(move || {
@@ -86,13 +98,14 @@ impl Tap {
                         server,
                         conn,
                         redactor,
+                        budget: give_back,
                     },
                     rx,
                 )
             })
             .expect("the OS can start one thread");
         Tap {
-            handle: TapHandle { tx },
+            handle: TapHandle { tx, budget },
             thread,
         }
     }
@@ -115,11 +128,40 @@ impl Tap {
 impl TapHandle {
     /// Records one forwarded line (with or without its `\n`).
     pub fn line(&self, dir: Direction, bytes: Bytes) {
-        let _ = self.tx.send(Event::Line {
+        self.send_line(dir, bytes, 0);
+    }
+
+    /// Waits until `n` more bytes may be queued for the writer (see [`MAX_QUEUED_BYTES`]);
+    /// they are held until [`TapHandle::line_reserved`] hands them over, or
+    /// [`TapHandle::release`] gives them back.
+    pub async fn reserve(&self, n: usize) {
+        let n = n.min(MAX_QUEUED_BYTES) as u32;
+        if let Ok(permit) = self.budget.acquire_many(n).await {
+            permit.forget();
+        }
+    }
+
+    /// Gives back reserved bytes that will not be queued.
+    pub fn release(&self, n: usize) {
+        self.budget.add_permits(n.min(MAX_QUEUED_BYTES));
+    }
+
+    /// [`TapHandle::line`] for a line that holds `budget` reserved bytes.
+    pub fn line_reserved(&self, dir: Direction, bytes: Bytes, budget: usize) {
+        self.send_line(dir, bytes, budget);
+    }
+
+    fn send_line(&self, dir: Direction, bytes: Bytes, budget: usize) {
+        let sent = self.tx.send(Event::Line {
             dir,
             ts: SystemTime::now(),
             bytes,
+            budget,
         });
+        // The writer is gone: nobody will give the budget back but us.
+        if sent.is_err() {
+            self.release(budget);
+        }
     }
 
     /// Records a forwarded line that was longer than the framing maximum.
@@ -171,6 +213,7 @@ struct Entries {
     server: String,
     conn: String,
     redactor: Redactor,
+    budget: Arc<Semaphore>,
 }
 
 fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event>) -> TapOutcome {
@@ -184,10 +227,16 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
         if matches!(event, Event::Finish) {
             break;
         }
+        let held = match &event {
+            Event::Line { budget, .. } => *budget,
+            _ => 0,
+        };
         if outcome.error.is_some() {
+            entries.budget.add_permits(held);
             continue;
         }
         let lines = render(event, &entries, &mut batches);
+        entries.budget.add_permits(held);
         for line in lines {
             if let Err(e) = writer.append(&line) {
                 if let TapeError::Full { max, .. } = &e {
@@ -269,7 +318,7 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
     match event {
         Event::Finish => Vec::new(),
         Event::Lifecycle { ts, method, params } => vec![entries.lifecycle(method, &params, ts)],
-        Event::Line { dir, ts, bytes } => {
+        Event::Line { dir, ts, bytes, .. } => {
             let text = framing::content(&bytes);
             if text.trim_ascii().is_empty() {
                 return Vec::new();
@@ -309,11 +358,13 @@ mod tests {
             dir: Direction::Recv,
             ts: SystemTime::UNIX_EPOCH,
             bytes: Bytes::from_static(bytes),
+            budget: 0,
         };
         let entries = Entries {
             server: "s".into(),
             conn: "c-1".into(),
             redactor: Redactor::default(),
+            budget: Arc::new(Semaphore::new(0)),
         };
         render(ev, &entries, &mut 0)
             .into_iter()

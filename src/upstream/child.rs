@@ -23,7 +23,7 @@ use crate::error::{ProcessError, Result};
 use crate::framing::{Frame, LineCodec};
 use crate::process::{self, SIGTERM_GRACE, Signals};
 use crate::stdio;
-use crate::tap::{LongLine, TapHandle};
+use crate::tap::{LongLine, MAX_QUEUED_BYTES, TapHandle};
 use crate::tape::Direction;
 
 /// Read buffer size for each direction.
@@ -56,6 +56,8 @@ struct Lines {
     long: LongLine,
     dir: Direction,
     tap: TapHandle,
+    /// Queue budget reserved for bytes not handed to the tap yet.
+    held: usize,
 }
 
 impl Lines {
@@ -72,10 +74,31 @@ impl Lines {
         }
     }
 
+    /// Reserves queue budget for `n` more bytes, up to half the budget for what is still
+    /// in `pending` (a line too long to fit is not waited for: it could never complete).
+    async fn reserve(&mut self, n: usize) {
+        if self.held + n <= MAX_QUEUED_BYTES / 2 {
+            self.tap.reserve(n).await;
+            self.held += n;
+        }
+    }
+
+    fn take_budget(&mut self, len: usize) -> usize {
+        let give = self.held.min(len);
+        self.held -= give;
+        give
+    }
+
     fn record(&mut self, frame: Frame) {
         match frame {
-            Frame::Line(bytes) => self.tap.line(self.dir, bytes),
+            Frame::Line(bytes) => {
+                let budget = self.take_budget(bytes.len());
+                self.tap.line_reserved(self.dir, bytes, budget);
+            }
             Frame::Long { bytes, last, .. } => {
+                // Only its length and prefix are queued.
+                let budget = self.take_budget(bytes.len());
+                self.tap.release(budget);
                 if let Some((len, prefix)) = self.long.push(&bytes, last) {
                     self.tap.oversize(self.dir, len, &prefix);
                 }
@@ -104,6 +127,7 @@ where
         long: LongLine::default(),
         dir,
         tap,
+        held: 0,
     });
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     loop {
@@ -122,6 +146,7 @@ where
             return PumpEnd::SinkGone;
         }
         if let Some(lines) = &mut lines {
+            lines.reserve(chunk.len()).await;
             lines.push(&chunk);
         }
     }

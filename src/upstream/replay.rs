@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::json;
 
 use crate::matcher::{self, Matcher};
-use crate::message::{self, Kind, Message, Shape};
+use crate::message::{self, Kind, Message};
 use crate::tape::{Connection, Direction, Tape};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
@@ -75,6 +75,8 @@ struct Step {
     done: bool,
     /// A recorded `server/discover` probe or its answer: skipped if the client does not probe.
     optional: bool,
+    /// The message as the matcher compares it, computed once.
+    normalized: std::sync::OnceLock<serde_json::Value>,
 }
 
 /// What the tape says about a server across all its connections, gathered once.
@@ -132,6 +134,8 @@ pub struct Replay {
     versions: HashSet<String>,
     /// The version the live client asked for in `initialize`.
     asked_version: Option<String>,
+    /// The recorded id of the matched `initialize` request.
+    init_id: Option<String>,
     /// This server's recorded answer to a `server/discover` probe, if any.
     discover_answer: Option<Message>,
     /// Progress tokens the recorded client issued (raw JSON).
@@ -209,6 +213,7 @@ impl Replay {
                 ts: ts_of(e),
                 done: false,
                 optional: false,
+                normalized: std::sync::OnceLock::new(),
             })
             .collect();
         // Client pings (and their answers) are answered live, never required.
@@ -271,6 +276,7 @@ impl Replay {
             tokens: HashMap::new(),
             versions,
             asked_version: None,
+            init_id: None,
             discover_answer,
             recorded_tokens,
             awaiting: Vec::new(),
@@ -298,7 +304,8 @@ impl Replay {
         if text.trim_ascii().is_empty() {
             return Vec::new();
         }
-        if message::shape(text) != Shape::Object {
+        let msg = Message::new(text.to_vec());
+        if !msg.is_object() {
             let shown = String::from_utf8_lossy(&text[..text.len().min(80)]).into_owned();
             self.verdict.problems.push(format!(
                 "the client sent a line that is not a JSON-RPC message: {shown}"
@@ -309,7 +316,6 @@ impl Replay {
                 &format!("Parse error: not a JSON-RPC message: {shown}"),
             ))];
         }
-        let msg = Message::new(text.to_vec());
         let live_id = msg.id().unwrap_or("null").to_owned();
         if msg.kind() == Kind::Request && msg.method() == Some("ping") {
             return vec![self.now(
@@ -342,9 +348,10 @@ impl Replay {
             self.skip_optional(&candidates);
         }
         let candidates = self.candidates();
+        let live_norm = std::sync::OnceLock::new();
         if let Some(&c) = candidates
             .iter()
-            .find(|&&c| self.opts.matcher.matches(&self.steps[c].message, &msg))
+            .find(|&&c| self.step_matches(c, &msg, &live_norm))
         {
             self.consume(c, &msg);
             return self.advance();
@@ -463,6 +470,7 @@ impl Replay {
             self.tokens.insert(rec.to_owned(), now.to_owned());
         }
         if recorded.method() == Some("initialize") {
+            self.init_id = recorded.id().map(str::to_owned);
             self.asked_version =
                 message::raw_member(live.text(), &["params", "protocolVersion"]).map(str::to_owned);
         }
@@ -561,12 +569,13 @@ impl Replay {
 
     /// The recorded message with the live id, progress token or protocol version.
     fn rewrite(&self, msg: &Message) -> Vec<u8> {
-        let mut text = msg.text().to_owned();
-        if matches!(msg.kind(), Kind::Response | Kind::Error)
-            && let Some(live) = msg.id().and_then(|id| self.ids.get(id))
-        {
-            text = message::replace_member(&text, &["id"], live).unwrap_or(text);
-        }
+        let live_id = matches!(msg.kind(), Kind::Response | Kind::Error)
+            .then(|| msg.id().and_then(|id| self.ids.get(id)))
+            .flatten();
+        let mut text = match live_id.and_then(|live| msg.with_id(live)) {
+            Some(t) => t,
+            None => msg.text().to_owned(),
+        };
         if msg.kind() == Kind::Notification && msg.method() == Some("notifications/progress") {
             let path = ["params", "progressToken"];
             if let Some(live) = message::raw_member(&text, &path).and_then(|t| self.tokens.get(t)) {
@@ -574,6 +583,9 @@ impl Replay {
             }
         }
         if msg.kind() == Kind::Response
+            && msg
+                .id()
+                .is_some_and(|id| self.init_id.as_deref() == Some(id))
             && let Some(asked) = &self.asked_version
         {
             let path = ["result", "protocolVersion"];
@@ -597,6 +609,23 @@ impl Replay {
         }
     }
 
+    /// True when the client's `live` message is what step `i` expects; normalized forms
+    /// are computed at most once (the step's for the whole replay, the live one's per
+    /// message).
+    fn step_matches(
+        &self,
+        i: usize,
+        live: &Message,
+        live_norm: &std::sync::OnceLock<serde_json::Value>,
+    ) -> bool {
+        let step = &self.steps[i];
+        let m = &self.opts.matcher;
+        m.decides(&step.message, live).unwrap_or_else(|| {
+            let recorded = step.normalized.get_or_init(|| m.normalize(&step.message));
+            matcher::equal(recorded, live_norm.get_or_init(|| m.normalize(live)))
+        })
+    }
+
     /// True once the replay has diverged.
     pub fn diverged(&self) -> bool {
         self.diverged.is_some()
@@ -610,7 +639,7 @@ impl Replay {
             .filter(|&i| {
                 !self.steps[i].done && self.steps[i].dir == Direction::Send && Some(i) != expected
             })
-            .find(|&i| self.opts.matcher.matches(&self.steps[i].message, msg))
+            .find(|&i| self.step_matches(i, msg, &std::sync::OnceLock::new()))
             .map(|i| self.steps[i].line);
         let live = self.opts.matcher.normalize(msg);
         let (why, mismatch) = match expected {
