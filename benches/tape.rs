@@ -104,13 +104,18 @@ fn main() {
 
     let base_rss = rss_kb("VmRSS:");
     let t = Instant::now();
-    let tape = Tape::load(&big).expect("load");
+    let tape = std::sync::Arc::new(Tape::load(&big).expect("load"));
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let connections = tape.connections();
     let group_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let mut picker = Picker::new(&tape, "bench", None, &Options::default());
+    let mut picker = Picker::new(
+        std::sync::Arc::clone(&tape),
+        "bench",
+        None,
+        &Options::default(),
+    );
     picker.on_client(INIT.as_bytes());
     let picker_out = picker.on_client(request(1, conns / 2).as_bytes());
     let pick_ms = t.elapsed().as_secs_f64() * 1e3;

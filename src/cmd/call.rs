@@ -140,13 +140,13 @@ impl Conversation<'_> {
                 source,
                 settings,
             } => {
-                let loaded = Tape::load(&tape)?;
+                let loaded = std::sync::Arc::new(Tape::load(&tape)?);
                 for w in &loaded.warnings {
                     eprintln!("mcptape: warning: {w}");
                 }
                 let running = report.as_deref().and_then(report::hold);
                 let picker = Picker::new(
-                    &loaded,
+                    loaded,
                     self.server,
                     report.as_deref(),
                     &replay_options(&settings)?,

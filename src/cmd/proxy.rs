@@ -134,7 +134,7 @@ impl cli::Proxy {
                 source,
                 settings,
             } => {
-                let loaded = Tape::load(&tape)?;
+                let loaded = std::sync::Arc::new(Tape::load(&tape)?);
                 for w in &loaded.warnings {
                     eprintln!("mcptape: warning: {w}");
                 }
@@ -143,7 +143,7 @@ impl cli::Proxy {
                     tape.display()
                 );
                 let (verdict, server_exit) = runtime.block_on(serve_replay(
-                    &loaded,
+                    loaded,
                     &server,
                     report.as_deref(),
                     &settings,
@@ -196,7 +196,7 @@ pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
 /// Serves one client from the tape until it hangs up (or the recorded server ended the
 /// connection: then with its exit status); returns the verdict.
 async fn serve_replay(
-    tape: &Tape,
+    tape: std::sync::Arc<Tape>,
     server: &str,
     report: Option<&Path>,
     settings: &cli::Matching,

@@ -142,6 +142,28 @@ struct MetaFields {
 
 /// Reads one tape line: the message without `_meta`, and the `_meta`.
 pub fn decode(line: &str) -> Result<Decoded, String> {
+    let (meta, cut) = decode_cut(line)?;
+    let trimmed = line.trim_ascii();
+    let message = match cut {
+        Cut::At(i) => format!("{}}}", &trimmed[..i]),
+        Cut::Owned(m) => m,
+    };
+    Ok(Decoded { message, meta })
+}
+
+/// Where a line's message is, once `_meta` is cut out.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// `_meta` is the last member: the message is the (trimmed) line up to this byte,
+    /// the comma before `_meta`, with a `}` in its place — the common case, which a
+    /// reader can serve without copying.
+    At(usize),
+    /// Any other place: the message, rebuilt.
+    Owned(String),
+}
+
+/// Reads one tape line's `_meta` and where its message is (see [`Cut`]).
+pub fn decode_cut(line: &str) -> Result<(Meta, Cut), String> {
     let line = line.trim_ascii();
     let members = crate::message::members(line).map_err(|e| {
         if line.starts_with('{') {
@@ -156,21 +178,25 @@ pub fn decode(line: &str) -> Result<Decoded, String> {
         .ok_or("no `_meta` member")?;
     let span = |v: &RawValue| crate::message::span(line, v);
     let (_, meta_end) = span(members[idx].1);
-    let message = if idx > 0 {
+    let cut = if idx > 0 {
         // Cut from the comma that separates `_meta` from the member before it: any
         // whitespace the message had before that comma stays.
         let (_, prev_end) = span(members[idx - 1].1);
         let comma = line[prev_end..]
             .find(',')
             .map_or(prev_end, |i| prev_end + i);
-        format!("{}{}", &line[..comma], &line[meta_end..])
+        if idx + 1 == members.len() && line[meta_end..].trim() == "}" {
+            Cut::At(comma)
+        } else {
+            Cut::Owned(format!("{}{}", &line[..comma], &line[meta_end..]))
+        }
     } else if members.len() > 1 {
         let comma = line[meta_end..]
             .find(',')
             .map_or(meta_end, |i| meta_end + i + 1);
-        format!("{{{}", line[comma..].trim_start())
+        Cut::Owned(format!("{{{}", line[comma..].trim_start()))
     } else {
-        "{}".to_owned()
+        Cut::Owned("{}".to_owned())
     };
     let fields: MetaFields = serde_json::from_str(members[idx].1.get())
         .map_err(|e| format!("`_meta` is not valid: {e}"))?;
@@ -180,16 +206,16 @@ pub fn decode(line: &str) -> Result<Decoded, String> {
             fields.dir
         )
     })?;
-    Ok(Decoded {
-        message,
-        meta: Meta {
+    Ok((
+        Meta {
             dir,
             server: fields.server.unwrap_or_default(),
             ts: fields.ts,
             conn: fields.conn,
             batch: fields.batch,
         },
-    })
+        cut,
+    ))
 }
 
 /// Formats a time as RFC 3339 UTC with milliseconds, as `_meta.ts` wants.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
 use crate::message::Message;
-use crate::tape::format::{self, Direction, Meta};
+use crate::tape::format::{self, Cut, Direction, Meta};
 
 /// One line of a tape.
 #[derive(Debug, Clone)]
@@ -78,42 +78,73 @@ impl Tape {
                 source,
             },
         })?;
-        Tape::parse(path, &bytes)
+        Tape::parse_owned(path, bytes)
     }
 
     /// Parses tape text already in memory; `path` is used in messages.
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Tape, TapeError> {
-        let mut entries = Vec::new();
-        let mut warnings = Vec::new();
-        let torn_possible = !bytes.is_empty() && !bytes.ends_with(b"\n");
-        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-        let last = lines.len();
-        for (i, raw) in lines.into_iter().enumerate() {
-            let line = i + 1;
-            let bad = |reason: String| TapeError::BadLine {
-                path: path.to_path_buf(),
-                line,
-                reason,
-            };
-            if raw.trim_ascii().is_empty() {
-                continue;
-            }
-            let decoded = std::str::from_utf8(raw)
-                .map_err(|_| "not UTF-8".to_owned())
-                .and_then(format::decode);
-            match decoded {
-                Ok(d) => entries.push(Entry {
-                    line,
-                    meta: d.meta,
-                    message: Message::new(d.message),
-                }),
-                Err(reason) if torn_possible && line == last => warnings.push(format!(
-                    "`{}` line {line}: torn last line ignored ({reason}); the recording was cut mid-write",
-                    path.display()
-                )),
-                Err(reason) => return Err(bad(reason)),
-            }
+        Tape::parse_owned(path, bytes.to_vec())
+    }
+
+    /// Parses a tape's bytes, keeping them: each message is a slice of them (its `_meta`
+    /// cut off by writing `}` over the comma before it), so a loaded tape costs about its
+    /// size in memory, not twice.
+    pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Tape, TapeError> {
+        enum Body {
+            Slice(usize, usize),
+            Owned(String),
         }
+        // Vec → Bytes → BytesMut moves the allocation; nothing is copied.
+        let mut buf = bytes::BytesMut::from(bytes::Bytes::from(bytes));
+        let mut found: Vec<(usize, Meta, Body)> = Vec::new();
+        let mut warnings = Vec::new();
+        let torn_possible = !buf.is_empty() && !buf.ends_with(b"\n");
+        let mut start = 0;
+        let mut line = 0;
+        while start < buf.len() {
+            line += 1;
+            let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
+            let is_last = end == buf.len();
+            let raw = &buf[start..end];
+            if !raw.trim_ascii().is_empty() {
+                let lead = raw.len() - raw.trim_ascii_start().len();
+                let decoded = std::str::from_utf8(raw)
+                    .map_err(|_| "not UTF-8".to_owned())
+                    .and_then(format::decode_cut);
+                match decoded {
+                    Ok((meta, Cut::At(i))) => {
+                        let at = start + lead + i;
+                        buf[at] = b'}';
+                        found.push((line, meta, Body::Slice(start + lead, at + 1)));
+                    }
+                    Ok((meta, Cut::Owned(m))) => found.push((line, meta, Body::Owned(m))),
+                    Err(reason) if torn_possible && is_last => warnings.push(format!(
+                        "`{}` line {line}: torn last line ignored ({reason}); the recording was cut mid-write",
+                        path.display()
+                    )),
+                    Err(reason) => {
+                        return Err(TapeError::BadLine {
+                            path: path.to_path_buf(),
+                            line,
+                            reason,
+                        });
+                    }
+                }
+            }
+            start = end + 1;
+        }
+        let shared = buf.freeze();
+        let entries = found
+            .into_iter()
+            .map(|(line, meta, body)| Entry {
+                line,
+                meta,
+                message: match body {
+                    Body::Slice(a, b) => Message::new(shared.slice(a..b)),
+                    Body::Owned(m) => Message::new(m),
+                },
+            })
+            .collect();
         Ok(Tape {
             path: path.to_path_buf(),
             entries,

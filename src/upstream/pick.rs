@@ -1,14 +1,17 @@
 //! Which recorded connection a live client gets.
 //!
 //! A tape may hold several connections of one server (an agent that restarts it, two
-//! `mcptape call`s, concurrent clients). Every unclaimed one is a candidate: the client's
-//! handshake is played to all of them, and its first other message decides — the first
-//! candidate, in tape order, whose script accepts it is claimed (a claim file in the
+//! `mcptape call`s, concurrent clients). The first unclaimed one, in tape order, answers
+//! the client's handshake; the client's first other message decides: the first candidate
+//! whose script accepts it (after the same handshake) is claimed — a claim file in the
 //! report directory, so that concurrent proxies of one `mcptape replay` run never serve
-//! the same connection). When none accepts it, the first is claimed and its divergence
-//! reported. Without a report directory (a standalone `--replay`) nothing is shared.
+//! the same connection. When none accepts it, the first is claimed and its divergence
+//! reported. Candidates are built only as far as needed, so a tape of thousands of
+//! connections costs one engine in the common case. Without a report directory (a
+//! standalone `--replay`) nothing is shared.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::message::{self, Kind, Message, Shape};
 use crate::report;
@@ -26,24 +29,37 @@ const HANDSHAKE: &[&str] = &[
 
 /// Chooses a recorded connection for one live client, then replays it.
 pub struct Picker {
+    tape: Arc<Tape>,
     server: String,
     report: Option<PathBuf>,
-    candidates: Vec<(Connection, Replay)>,
-    chosen: Option<(Connection, Replay)>,
+    opts: Options,
+    facts: ServerFacts,
+    /// Unclaimed connections, in tape order, not chosen yet.
+    candidates: Vec<Connection>,
+    /// The first candidate's engine, answering until the choice is made.
+    first: Option<Replay>,
+    /// What the client sent before the choice, to bring later candidates up to date.
+    history: Vec<Vec<u8>>,
+    chosen: Option<Replay>,
     problem: Option<String>,
 }
 
 impl Picker {
     /// The candidates for `server` in `tape`.
-    pub fn new(tape: &Tape, server: &str, report: Option<&Path>, opts: &Options) -> Picker {
+    pub fn new(tape: Arc<Tape>, server: &str, report: Option<&Path>, opts: &Options) -> Picker {
         let mut picker = Picker {
+            tape: Arc::clone(&tape),
             server: server.to_owned(),
             report: report.map(Path::to_path_buf),
+            opts: opts.clone(),
+            facts: ServerFacts::default(),
             candidates: Vec::new(),
+            first: None,
+            history: Vec::new(),
             chosen: None,
             problem: None,
         };
-        let conns = match report::connections_of(tape, server) {
+        let conns = match report::connections_of(&tape, server) {
             Ok(c) => c,
             Err(problem) => {
                 picker.problem = Some(problem);
@@ -51,14 +67,10 @@ impl Picker {
             }
         };
         let total = conns.len();
-        let facts = ServerFacts::of(tape, &conns);
+        picker.facts = ServerFacts::of(&tape, &conns);
         picker.candidates = conns
             .into_iter()
             .filter(|c| report.is_none_or(|dir| !report::is_claimed(dir, server, c)))
-            .map(|c| {
-                let engine = Replay::new(tape, &c, &facts, opts.clone());
-                (c, engine)
-            })
             .collect();
         if picker.candidates.is_empty() {
             picker.problem = Some(format!(
@@ -67,9 +79,21 @@ impl Picker {
                 tape.path.display()
             ));
         } else if picker.candidates.len() == 1 {
-            picker.choose(0);
+            let engine = picker.engine(0);
+            picker.claim(0, engine);
+        } else {
+            picker.first = Some(picker.engine(0));
         }
         picker
+    }
+
+    fn engine(&self, i: usize) -> Replay {
+        Replay::new(
+            &self.tape,
+            &self.candidates[i],
+            &self.facts,
+            self.opts.clone(),
+        )
     }
 
     /// The problem that leaves this client without a connection, if any.
@@ -77,16 +101,18 @@ impl Picker {
         self.problem.as_deref()
     }
 
-    fn choose(&mut self, i: usize) -> bool {
-        let (conn, _) = &self.candidates[i];
+    /// Claims candidate `i` with its engine; false when another client has it.
+    fn claim(&mut self, i: usize, engine: Replay) -> bool {
         let claimed = match &self.report {
             None => Ok(true),
-            Some(dir) => report::try_claim(dir, &self.server, conn),
+            Some(dir) => report::try_claim(dir, &self.server, &self.candidates[i]),
         };
         match claimed {
             Ok(true) => {
-                self.chosen = Some(self.candidates.swap_remove(i));
+                self.chosen = Some(engine);
                 self.candidates.clear();
+                self.first = None;
+                self.history.clear();
                 true
             }
             Ok(false) => false,
@@ -99,49 +125,64 @@ impl Picker {
 
     /// What the server said before the client said anything.
     pub fn start(&mut self) -> Vec<Out> {
-        match (&mut self.chosen, self.candidates.first_mut()) {
-            (Some((_, engine)), _) => engine.start(),
-            (None, Some(_)) => {
-                let mut outs: Vec<Vec<Out>> =
-                    self.candidates.iter_mut().map(|(_, e)| e.start()).collect();
-                outs.swap_remove(0)
-            }
+        match (&mut self.chosen, &mut self.first) {
+            (Some(engine), _) | (None, Some(engine)) => engine.start(),
             (None, None) => Vec::new(),
         }
     }
 
     /// One line from the client; what to send back.
     pub fn on_client(&mut self, text: &[u8]) -> Vec<Out> {
-        if let Some((_, engine)) = &mut self.chosen {
+        if let Some(engine) = &mut self.chosen {
             return engine.on_client(text);
         }
         if let Some(problem) = &self.problem {
             return refuse(text, problem);
         }
-        let outs: Vec<Vec<Out>> = self
-            .candidates
-            .iter_mut()
-            .map(|(_, e)| e.on_client(text))
-            .collect();
         let decisive = message::shape(text) == Shape::Object && {
             let msg = Message::new(text.to_vec());
             msg.kind() != Kind::Response && !msg.method().is_some_and(|m| HANDSHAKE.contains(&m))
         };
         if !decisive {
-            return outs.into_iter().next().unwrap_or_default();
+            self.history.push(text.to_vec());
+            return self
+                .first
+                .as_mut()
+                .map(|e| e.on_client(text))
+                .unwrap_or_default();
         }
-        let mut order: Vec<usize> = (0..self.candidates.len())
-            .filter(|&i| !self.candidates[i].1.diverged())
-            .collect();
-        order.extend((0..self.candidates.len()).filter(|&i| self.candidates[i].1.diverged()));
-        let mut outs = outs;
-        for i in order {
-            if self.choose(i) {
-                return std::mem::take(&mut outs[i]);
+        // The first candidate whose script accepts the message, built as needed.
+        let mut fallback: Option<(usize, Replay, Vec<Out>)> = None;
+        for i in 0..self.candidates.len() {
+            let mut engine = match (i, self.first.take()) {
+                (0, Some(first)) => first,
+                _ => {
+                    let mut e = self.engine(i);
+                    e.start();
+                    for earlier in &self.history {
+                        e.on_client(earlier);
+                    }
+                    e
+                }
+            };
+            let out = engine.on_client(text);
+            if engine.diverged() {
+                fallback.get_or_insert((i, engine, out));
+                continue;
+            }
+            if self.claim(i, engine) {
+                return out;
             }
             if self.problem.is_some() {
                 break;
             }
+        }
+        // None accepts it: the first one answers, with its divergence.
+        if self.problem.is_none()
+            && let Some((i, engine, out)) = fallback
+            && self.claim(i, engine)
+        {
+            return out;
         }
         let problem = self.problem.get_or_insert_with(|| {
             format!(
@@ -154,17 +195,20 @@ impl Picker {
 
     /// The exit status to end with when the recorded server ended the connection.
     pub fn server_gone(&self) -> Option<u8> {
-        self.chosen.as_ref().and_then(|(_, e)| e.server_gone())
+        self.chosen.as_ref().and_then(Replay::server_gone)
     }
 
     /// The verdict, once the client has hung up. A client that never got past the
     /// handshake is held to the first candidate.
     pub fn finish(mut self) -> Verdict {
-        if self.chosen.is_none() && self.problem.is_none() && !self.candidates.is_empty() {
-            self.choose(0);
+        if self.chosen.is_none()
+            && self.problem.is_none()
+            && let Some(first) = self.first.take()
+        {
+            self.claim(0, first);
         }
         match (self.chosen, self.problem) {
-            (Some((_, engine)), _) => engine.finish(),
+            (Some(engine), _) => engine.finish(),
             (None, problem) => Verdict {
                 server: self.server,
                 problems: vec![
