@@ -602,12 +602,12 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
     fn string_end(&self, start: usize) -> usize {
         let b = self.bytes();
         let mut i = start + 1;
-        while i < b.len() {
-            match b[i] {
-                b'\\' => i += 2,
-                b'"' => return i + 1,
-                _ => i += 1,
+        while let Some(j) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
+            i += j;
+            if b[i] == b'"' {
+                return i + 1;
             }
+            i += 2;
         }
         b.len()
     }
