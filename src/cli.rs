@@ -189,12 +189,20 @@ pub struct Call {
     /// The whole arguments object as JSON (ARGs are set on top of it).
     #[arg(long = "args", value_name = "JSON")]
     pub args_json: Option<String>,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub config: ConfigArg,
     /// How to print the result.
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub client: Client,
+}
+
+/// What `call` and `tools` share: the config, the time limit, and the modes.
+#[derive(Debug, Args)]
+pub struct Client {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigArg,
     /// Give up after this many seconds (exit 124).
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
@@ -214,24 +222,12 @@ pub struct Call {
 pub struct Tools {
     /// The server's name in the config.
     pub server: String,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub config: ConfigArg,
     /// Print the tools as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Give up after this many seconds (exit 124).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    pub timeout: f64,
-    /// Record into this session or tape path, whatever the environment says.
-    #[arg(long, value_name = "SESSION")]
-    pub record: Option<String>,
-    /// Answer from this session or tape path: start no server.
-    #[arg(long, value_name = "SESSION")]
-    pub replay: Option<String>,
-    /// Record without redacting secrets (the tape is marked so).
-    #[arg(long)]
-    pub no_redact: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub client: Client,
 }
 
 /// `mcptape servers`

@@ -133,6 +133,11 @@ fn children(v: &mut Value) -> Vec<&mut Value> {
     }
 }
 
+/// Parses every glob of a list (`--ignore`), or says which one is wrong.
+pub fn parse_globs(texts: &[String]) -> Result<Vec<Glob>, String> {
+    texts.iter().map(|g| Glob::parse(g)).collect()
+}
+
 /// Compares client messages with recorded ones.
 #[derive(Debug, Clone, Default)]
 pub struct Matcher {

@@ -133,6 +133,25 @@ impl ModeEnv {
     }
 }
 
+/// The tape a SESSION argument names, in our own `MCPTAPE_HOME` and working directory.
+pub fn session_path(arg: &str) -> Result<PathBuf> {
+    let own = own();
+    let home = store::home(own.get(ENV_HOME))?;
+    Ok(store::resolve(arg, &home, &own.cwd)?)
+}
+
+/// Checks a server name given on the command line: not empty, no `,` (it separates
+/// names in `MCPTAPE_SERVERS`), no control characters.
+pub fn check_server_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.contains(',') || name.chars().any(char::is_control) {
+        return Err(Error::Usage(format!(
+            "invalid --server `{}`: a server name is not empty and has no `,` or control characters",
+            name.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
 /// Our own `MCPTAPE_*` variables.
 pub fn own() -> ModeEnv {
     ModeEnv {

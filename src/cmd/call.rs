@@ -140,10 +140,7 @@ impl Conversation<'_> {
                 source,
                 settings,
             } => {
-                let loaded = std::sync::Arc::new(Tape::load(&tape)?);
-                for w in &loaded.warnings {
-                    eprintln!("mcptape: warning: {w}");
-                }
+                let loaded = std::sync::Arc::new(Tape::load_warning(&tape)?);
                 let running = report.as_deref().and_then(report::hold);
                 let picker = Picker::new(
                     loaded,
@@ -178,6 +175,12 @@ impl Conversation<'_> {
     where
         F: AsyncFnOnce(&mut Session) -> Result<u8>,
     {
+        if self.timeout.is_nan() || self.timeout <= 0.0 {
+            return Err(Error::Usage(format!(
+                "--timeout {} is not a positive number of seconds",
+                self.timeout
+            )));
+        }
         let endpoint = self.endpoint()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -297,6 +300,20 @@ impl Conversation<'_> {
     }
 }
 
+impl cli::Client {
+    /// The conversation these flags describe with `server`.
+    pub(crate) fn conversation<'a>(&'a self, server: &'a str) -> Conversation<'a> {
+        Conversation {
+            server,
+            config: self.config.config.as_deref(),
+            record: self.record.as_deref(),
+            replay: self.replay.as_deref(),
+            timeout: self.timeout,
+            no_redact: self.no_redact,
+        }
+    }
+}
+
 /// Builds the arguments object from `--args` and the ARGs.
 pub fn arguments(json: Option<&str>, args: &[String]) -> Result<Map<String, Value>> {
     let mut out = match json {
@@ -386,21 +403,8 @@ impl cli::Call {
             .split_once('.')
             .filter(|(s, t)| !s.is_empty() && !t.is_empty())
             .ok_or_else(|| Error::Usage(format!("`{}` is not SERVER.TOOL", self.target)))?;
-        if self.timeout.is_nan() || self.timeout <= 0.0 {
-            return Err(Error::Usage(format!(
-                "--timeout {} is not a positive number of seconds",
-                self.timeout
-            )));
-        }
         let args = arguments(self.args_json.as_deref(), &self.arguments)?;
-        let conversation = Conversation {
-            server,
-            config: self.config.config.as_deref(),
-            record: self.record.as_deref(),
-            replay: self.replay.as_deref(),
-            timeout: self.timeout,
-            no_redact: self.no_redact,
-        };
+        let conversation = self.client.conversation(server);
         let output = self.output;
         let code = conversation.run(async |session: &mut Session| {
             let init = session.initialize().await?;

@@ -19,7 +19,7 @@ use tokio_util::codec::FramedRead;
 use crate::cli;
 use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
 use crate::framing::{self, Frame, LineCodec};
-use crate::matcher::{Glob, Matcher};
+use crate::matcher::{self, Matcher};
 use crate::mode::{self, Mode};
 use crate::process::Signals;
 use crate::report;
@@ -35,15 +35,10 @@ impl cli::Proxy {
     /// Runs the proxy until the client or the server is gone; returns the exit status.
     pub fn run(self) -> Result<ExitCode> {
         let (server, derived) = match &self.server {
-            Some(name)
-                if name.is_empty() || name.contains(',') || name.chars().any(char::is_control) =>
-            {
-                return Err(Error::Usage(format!(
-                    "invalid --server `{}`: a server name is not empty and has no `,` or control characters",
-                    name.escape_debug()
-                )));
+            Some(name) => {
+                mode::check_server_name(name)?;
+                (name.clone(), false)
             }
-            Some(name) => (name.clone(), false),
             None => (derive_name(&self.command), true),
         };
         if derived {
@@ -134,10 +129,7 @@ impl cli::Proxy {
                 source,
                 settings,
             } => {
-                let loaded = std::sync::Arc::new(Tape::load(&tape)?);
-                for w in &loaded.warnings {
-                    eprintln!("mcptape: warning: {w}");
-                }
+                let loaded = std::sync::Arc::new(Tape::load_warning(&tape)?);
                 eprintln!(
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
@@ -181,12 +173,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
 
 /// The replay options from the matching flags.
 pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
-    let globs = settings
-        .ignore
-        .iter()
-        .map(|g| Glob::parse(g))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(Error::Usage)?;
+    let globs = matcher::parse_globs(&settings.ignore).map_err(Error::Usage)?;
     Ok(replay::Options {
         matcher: Matcher::new(globs, settings.strict_initialize),
         unordered: settings.unordered,

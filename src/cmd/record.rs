@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use crate::cli;
 use crate::error::{EXIT_TAPE, Error, Result};
-use crate::mode::{self, ENV_HOME, ENV_MAX_BYTES, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
+use crate::mode::{self, ENV_MAX_BYTES, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
 use crate::process;
 use crate::redact::ENV_NO_REDACT;
 use crate::report::{self, ReportDir};
@@ -21,18 +21,10 @@ use crate::tape::{Tape, store};
 impl cli::Record {
     /// Records whatever CMD's proxies carry; returns CMD's exit status.
     pub fn run(self) -> Result<ExitCode> {
-        if let Some(bad) = self
-            .servers
-            .iter()
-            .find(|s| s.is_empty() || s.contains(','))
-        {
-            return Err(Error::Usage(format!(
-                "invalid --server `{bad}`: a server name is not empty and has no `,`"
-            )));
+        for name in &self.servers {
+            mode::check_server_name(name)?;
         }
-        let own = mode::own();
-        let home = store::home(own.get(ENV_HOME))?;
-        let tape = store::resolve(&self.session, &home, &own.cwd)?;
+        let tape = mode::session_path(&self.session)?;
         if let Some(prev) = store::start_fresh(&tape)? {
             eprintln!("mcptape: the previous tape is kept as `{}`", prev.display());
         }

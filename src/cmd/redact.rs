@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use crate::cli;
 use crate::error::{EXIT_DIFFERENT, Error, Result, TapeError};
 use crate::message;
-use crate::mode::{self, ENV_HOME};
+use crate::mode::{self};
 use crate::redact::Redactor;
 use crate::tape::format;
 use crate::tape::store;
@@ -31,9 +31,7 @@ impl cli::Redact {
 /// Redacts (or checks) one tape; true when `--check` found something.
 fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
     {
-        let own = mode::own();
-        let home = store::home(own.get(ENV_HOME))?;
-        let path = store::resolve(session, &home, &own.cwd)?;
+        let path = mode::session_path(session)?;
         let read_err = |source| TapeError::Read {
             path: path.clone(),
             source,

@@ -13,25 +13,19 @@ use crate::cli;
 use crate::error::{EXIT_TAPE, Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{
-    self, ENV_HOME, ENV_IGNORE, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
+    self, ENV_IGNORE, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
     ENV_STRICT_INITIALIZE, ENV_UNORDERED,
 };
 use crate::process;
 use crate::report::ReportDir;
-use crate::tape::{Tape, store};
+use crate::tape::Tape;
 use crate::verdict::Verdict;
 
 impl cli::Replay {
     /// Replays the tape to whatever CMD starts; returns the decided exit status.
     pub fn run(self) -> Result<ExitCode> {
-        if let Some(bad) = self
-            .servers
-            .iter()
-            .find(|s| s.is_empty() || s.contains(','))
-        {
-            return Err(Error::Usage(format!(
-                "invalid --server `{bad}`: a server name is not empty and has no `,`"
-            )));
+        for name in &self.servers {
+            mode::check_server_name(name)?;
         }
         for g in &self.matching.ignore {
             Glob::parse(g).map_err(Error::Usage)?;
@@ -41,13 +35,8 @@ impl cli::Replay {
                 )));
             }
         }
-        let own = mode::own();
-        let home = store::home(own.get(ENV_HOME))?;
-        let path = store::resolve(&self.session, &home, &own.cwd)?;
-        let tape = Tape::load(&path)?;
-        for w in &tape.warnings {
-            eprintln!("mcptape: warning: {w}");
-        }
+        let path = mode::session_path(&self.session)?;
+        let tape = Tape::load_warning(&path)?;
         let held: HashSet<&str> = tape
             .entries
             .iter()

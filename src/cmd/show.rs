@@ -14,22 +14,15 @@ use serde_json::{Value, json};
 use crate::cli;
 use crate::error::{Error, Result};
 use crate::message::Kind;
-use crate::mode::{self, ENV_HOME};
-use crate::tape::{Connection, Direction, Entry, Tape, store};
+use crate::mode::{self};
+use crate::tape::{Connection, Direction, Entry, Tape};
 
 /// Width used when stdout is not a terminal and `COLUMNS` is not set.
 const DEFAULT_WIDTH: usize = 120;
 
 /// Loads the tape a SESSION argument names, printing its warnings on stderr.
 pub fn load(session: &str) -> Result<Tape> {
-    let own = mode::own();
-    let home = store::home(own.get(ENV_HOME))?;
-    let path = store::resolve(session, &home, &own.cwd)?;
-    let tape = Tape::load(&path)?;
-    for w in &tape.warnings {
-        eprintln!("mcptape: warning: {w}");
-    }
-    Ok(tape)
+    Ok(Tape::load_warning(&mode::session_path(session)?)?)
 }
 
 impl cli::Show {

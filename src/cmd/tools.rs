@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 
 use crate::cli;
 use crate::client::Session;
-use crate::cmd::call::Conversation;
 use crate::error::{EXIT_DIFFERENT, Result};
 
 /// Most `tools/list` pages followed (a server that keeps giving cursors is stopped here).
@@ -17,14 +16,7 @@ impl cli::Tools {
     /// Lists the tools.
     pub fn run(self) -> Result<ExitCode> {
         let server = self.server.as_str();
-        let conversation = Conversation {
-            server,
-            config: self.config.config.as_deref(),
-            record: self.record.as_deref(),
-            replay: self.replay.as_deref(),
-            timeout: self.timeout,
-            no_redact: self.no_redact,
-        };
+        let conversation = self.client.conversation(server);
         let json_out = self.json;
         let code = conversation.run(async |session: &mut Session| {
             let init = session.initialize().await?;

@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 use crate::cli::{self, Format};
 use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result, TapeError};
 use crate::framing::MAX_LINE_BYTES;
-use crate::matcher::Glob;
+use crate::matcher;
 use crate::message;
-use crate::mode::{self, ENV_HOME};
+use crate::mode::{self};
 use crate::process;
 use crate::redact::Redactor;
 use crate::tape::{Tape, format, store};
@@ -31,25 +31,15 @@ impl cli::Verify {
                 self.timeout
             )));
         }
-        let globs = self
-            .ignore
-            .iter()
-            .map(|g| Glob::parse(g))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(Error::Usage)?;
-        let own = mode::own();
-        let home = store::home(own.get(ENV_HOME))?;
-        let path = store::resolve(&self.session, &home, &own.cwd)?;
-        let tape = match Tape::load(&path) {
+        let globs = matcher::parse_globs(&self.ignore).map_err(Error::Usage)?;
+        let path = mode::session_path(&self.session)?;
+        let tape = match Tape::load_warning(&path) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("error: {}", crate::error::chain(&e));
                 return Ok(ExitCode::from(EXIT_TAPE));
             }
         };
-        for w in &tape.warnings {
-            eprintln!("mcptape: warning: {w}");
-        }
         let servers: BTreeSet<String> = tape.connections().into_iter().map(|c| c.server).collect();
         let server = match (&self.server, servers.len()) {
             (Some(s), _) if servers.contains(s) => s.clone(),

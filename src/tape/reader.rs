@@ -81,6 +81,15 @@ impl Tape {
         Tape::parse_owned(path, bytes)
     }
 
+    /// [`Tape::load`], saying on stderr what did not stop it (a torn last line).
+    pub fn load_warning(path: &Path) -> Result<Tape, TapeError> {
+        let tape = Tape::load(path)?;
+        for w in &tape.warnings {
+            eprintln!("mcptape: warning: {w}");
+        }
+        Ok(tape)
+    }
+
     /// Parses tape text already in memory; `path` is used in messages.
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Tape, TapeError> {
         Tape::parse_owned(path, bytes.to_vec())
