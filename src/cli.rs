@@ -84,7 +84,7 @@ pub struct Record {
     pub command: Vec<String>,
 }
 
-/// `mcptape proxy [--server NAME] [--record SESSION] -- CMD ARGS...`
+/// `mcptape proxy [--server NAME] [--record SESSION] (--url URL | -- CMD ARGS...)`
 #[derive(Debug, Args)]
 #[command(after_help = ENV_HELP)]
 pub struct Proxy {
@@ -107,8 +107,15 @@ pub struct Proxy {
     /// and a prefix (a `$transport/oversize` entry).
     #[arg(long, value_name = "BYTES", env = "MCPTAPE_MAX_LINE_BYTES", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// A remote Streamable HTTP server to stand in front of, instead of a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.
+    /// Headers are never written to the tape.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub headers: Vec<String>,
     /// The server command and its arguments.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, required_unless_present = "url", value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -24,9 +24,11 @@ use crate::mode::{self, Mode};
 use crate::process::Signals;
 use crate::report;
 use crate::stdio;
+use crate::tap::TapHandle;
 use crate::tap::{Tap, new_conn_id};
 use crate::tape::{Tape, TapeWriter, store};
 use crate::upstream::child::{READ_BUFFER_BYTES, relay};
+use crate::upstream::http;
 use crate::upstream::pick::Picker;
 use crate::upstream::replay::{self, Out};
 use crate::verdict::Verdict;
@@ -39,7 +41,10 @@ impl cli::Proxy {
                 mode::check_server_name(name)?;
                 (name.clone(), false)
             }
-            None => (derive_name(&self.command), true),
+            None => match &self.url {
+                Some(url) => (name_from_url(url), true),
+                None => (derive_name(&self.command), true),
+            },
         };
         if derived {
             eprintln!(
@@ -70,7 +75,7 @@ impl cli::Proxy {
             .build()
             .map_err(ProcessError::Signals)?;
         let code = match mode {
-            Mode::Passthrough => runtime.block_on(relay(&self.command, None, self.max_line_bytes)),
+            Mode::Passthrough => runtime.block_on(self.upstream(None)),
             Mode::RecordFailed { error, report } => {
                 let problem = crate::error::chain(&error);
                 eprintln!(
@@ -79,7 +84,7 @@ impl cli::Proxy {
                 if let Some(dir) = &report {
                     report::leave_problem(dir, &server, &problem);
                 }
-                runtime.block_on(relay(&self.command, None, self.max_line_bytes))
+                runtime.block_on(self.upstream(None))
             }
             Mode::Record {
                 tape,
@@ -101,8 +106,7 @@ impl cli::Proxy {
                         if let Some(dir) = report {
                             report::leave_problem(dir, &server, &problem);
                         }
-                        let code =
-                            runtime.block_on(relay(&self.command, None, self.max_line_bytes));
+                        let code = runtime.block_on(self.upstream(None));
                         runtime.shutdown_background();
                         return code.map(ExitCode::from);
                     }
@@ -112,11 +116,7 @@ impl cli::Proxy {
                     tape.display()
                 );
                 let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
-                let code = runtime.block_on(relay(
-                    &self.command,
-                    Some(tap.handle()),
-                    self.max_line_bytes,
-                ));
+                let code = runtime.block_on(self.upstream(Some(tap.handle())));
                 let outcome = tap.finish();
                 if let (Some(err), Some(dir)) = (outcome.error, &report) {
                     report::leave_problem(dir, &server, &crate::error::chain(&err));
@@ -178,6 +178,55 @@ pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
         matcher: Matcher::new(globs, settings.strict_initialize),
         unordered: settings.unordered,
     })
+}
+
+impl cli::Proxy {
+    /// Relays to the upstream the flags name: the command's process, or the URL.
+    async fn upstream(&self, tap: Option<TapHandle>) -> Result<u8> {
+        match &self.url {
+            Some(url) => {
+                let headers = self
+                    .headers
+                    .iter()
+                    .map(|h| http::parse_header(h))
+                    .collect::<Result<Vec<_>>>()?;
+                http::relay(url, headers, tap, self.max_line_bytes).await
+            }
+            None => relay(&self.command, tap, self.max_line_bytes).await,
+        }
+    }
+}
+
+/// A name for a remote server: its host, first label (`mcp.example.com` → `mcp`), or
+/// the last path segment for loopback addresses.
+fn name_from_url(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = host.split(':').next().unwrap_or(host);
+    let label = if host.parse::<std::net::IpAddr>().is_ok() || host == "localhost" {
+        rest.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(host)
+    } else {
+        host.split('.').next().unwrap_or(host)
+    };
+    let clean: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        "server".into()
+    } else {
+        clean
+    }
 }
 
 /// Serves one client from the tape until it hangs up (or the recorded server ended the

@@ -1,9 +1,11 @@
 //! Where client messages go.
 //!
 //! - [`child`]: a server process over its stdin/stdout, relayed byte for byte.
+//! - [`http`]: a remote Streamable HTTP server, behind a stdio front.
 //! - [`replay`]: the replay engine, an in-memory transport that answers from a tape.
 //! - [`pick`]: which recorded connection a live client gets.
 
 pub mod child;
+pub mod http;
 pub mod pick;
 pub mod replay;

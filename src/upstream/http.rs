@@ -1,0 +1,357 @@
+//! A remote Streamable HTTP server as the upstream of a stdio proxy
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>).
+//!
+//! Each line the client writes is POSTed to the URL as it is (`Accept: application/json,
+//! text/event-stream`); the answer — one JSON message, an SSE stream of messages (server
+//! requests and notifications before the response included; comments and data-less
+//! priming events are not messages), or `202 Accepted` — goes back to the client one
+//! line per message, byte for byte. The session id the server gives (`Mcp-Session-Id`)
+//! and the negotiated `MCP-Protocol-Version` go on every later request, and the session
+//! is ended with `DELETE` when the client hangs up. Requests run concurrently.
+//!
+//! HTTP-level facts that matter go into the tape as lifecycle entries: `$http/session`
+//! (the session id, redacted by name like any credential), `$http/status` for any status
+//! other than 200/202, `$http/error` when the server cannot be reached. Request headers
+//! (`--header`, which may carry credentials) are never written to the tape. A failed
+//! request is answered to the client as a JSON-RPC error, since a stdio client cannot see
+//! HTTP statuses.
+//!
+//! Not yet: the optional GET stream for server-initiated messages outside a request, and
+//! the `Mcp-Method`/`Mcp-Name` headers of the stateless 2026-07-28 protocol.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio_util::codec::FramedRead;
+
+use crate::error::{Error, Result};
+use crate::framing::{self, Frame, LineCodec};
+use crate::message::Message;
+use crate::process::Signals;
+use crate::stdio;
+use crate::tap::TapHandle;
+use crate::tape::Direction;
+use crate::upstream::child::READ_BUFFER_BYTES;
+
+/// JSON-RPC error code for a request the upstream could not answer over HTTP.
+pub const UPSTREAM_ERROR_CODE: i64 = -32000;
+/// How long in-flight requests may take to finish once the client has hung up.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// What every request to the server shares.
+struct Shared {
+    client: reqwest::Client,
+    url: String,
+    headers: Vec<(String, String)>,
+    session: Mutex<Option<String>>,
+    protocol: Mutex<Option<String>>,
+    tap: Option<TapHandle>,
+    /// Lines for the client, written in order by one task.
+    out: mpsc::UnboundedSender<Bytes>,
+}
+
+/// Parses `--header 'Name: value'`.
+pub fn parse_header(text: &str) -> Result<(String, String)> {
+    let (name, value) = text
+        .split_once(':')
+        .filter(|(n, _)| !n.trim().is_empty())
+        .ok_or_else(|| Error::Usage(format!("invalid --header `{text}`: write 'Name: value'")))?;
+    Ok((name.trim().to_owned(), value.trim().to_owned()))
+}
+
+/// A client for the process: rustls with ring, the platform's roots.
+fn http_client() -> Result<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot set up the HTTP client: {e}")))
+}
+
+impl Shared {
+    fn lifecycle(&self, method: &'static str, params: serde_json::Value) {
+        if let Some(tap) = &self.tap {
+            tap.lifecycle(method, params);
+        }
+    }
+
+    /// A message for the client: queued for the writer task, which taps it once written.
+    fn to_client(&self, text: &[u8]) {
+        let mut line = BytesMut::with_capacity(text.len() + 1);
+        line.extend_from_slice(text);
+        line.extend_from_slice(b"\n");
+        let _ = self.out.send(line.freeze());
+    }
+
+    /// Answers a request that HTTP could not carry with a JSON-RPC error naming why.
+    fn fail(&self, request: &Message, why: &str) {
+        if let Some(id) = request.id() {
+            let error = json!({"code": UPSTREAM_ERROR_CODE, "message": why});
+            self.to_client(
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}").as_bytes(),
+            );
+        }
+    }
+
+    /// Notes what a server message tells about the session (the negotiated version).
+    fn learn(&self, text: &[u8]) {
+        let msg = Message::new(Bytes::copy_from_slice(text));
+        if let Some(v) = crate::message::raw_member(msg.text(), &["result", "protocolVersion"])
+            && crate::message::raw_member(msg.text(), &["result", "serverInfo"]).is_some()
+            && let Ok(version) = serde_json::from_str::<String>(v)
+            && let Ok(mut p) = self.protocol.lock()
+        {
+            *p = Some(version);
+        }
+    }
+
+    /// POSTs one client message and hands every message of the answer to the client.
+    async fn post(self: Arc<Self>, line: Bytes) {
+        let request = Message::new(line.clone());
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(line);
+        for (k, v) in &self.headers {
+            req = req.header(k, v);
+        }
+        if let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) {
+            req = req.header("Mcp-Session-Id", id);
+        }
+        if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
+            req = req.header("MCP-Protocol-Version", v);
+        }
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let why = format!(
+                    "mcptape: cannot reach `{}`: {}",
+                    self.url,
+                    crate::error::chain(&e)
+                );
+                self.lifecycle("$http/error", json!({"url": self.url, "error": why}));
+                self.fail(&request, &why);
+                return;
+            }
+        };
+        let status = resp.status();
+        if let Some(id) = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            let mut known = self.session.lock().ok();
+            if let Some(s) = known.as_mut()
+                && s.as_deref() != Some(id)
+            {
+                **s = Some(id.to_owned());
+                self.lifecycle("$http/session", json!({"sessionId": id}));
+            }
+        }
+        if status.as_u16() == 202 {
+            return;
+        }
+        let kind = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !status.is_success() {
+            let body = resp.bytes().await.unwrap_or_default();
+            let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).into_owned();
+            self.lifecycle(
+                "$http/status",
+                json!({"status": status.as_u16(), "body": text}),
+            );
+            self.fail(
+                &request,
+                &format!("HTTP {status} from `{}`: {text}", self.url),
+            );
+            return;
+        }
+        if kind.starts_with("text/event-stream") {
+            let mut events = Sse::default();
+            let mut body = resp.bytes_stream();
+            while let Some(chunk) = body.next().await {
+                let Ok(chunk) = chunk else {
+                    self.lifecycle(
+                        "$http/error",
+                        json!({"url": self.url, "error": "the event stream was cut"}),
+                    );
+                    break;
+                };
+                for data in events.push(&chunk) {
+                    self.learn(&data);
+                    self.to_client(&data);
+                }
+            }
+        } else {
+            match resp.bytes().await {
+                Ok(body) if !body.trim_ascii().is_empty() => {
+                    let body = body.trim_ascii();
+                    self.learn(body);
+                    self.to_client(body);
+                }
+                Ok(_) => {}
+                Err(e) => self.fail(
+                    &request,
+                    &format!("reading the answer from `{}`: {e}", self.url),
+                ),
+            }
+        }
+    }
+}
+
+/// An incremental Server-Sent Events parser: bytes in, the data of each event out.
+#[derive(Default)]
+pub struct Sse {
+    pending: BytesMut,
+    data: Vec<u8>,
+    has_data: bool,
+}
+
+impl Sse {
+    /// Feeds bytes; returns the data of every event they complete.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
+        self.pending.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        while let Some(end) = memchr::memchr(b'\n', &self.pending) {
+            let line = self.pending.split_to(end + 1);
+            let line = framing::content(&line);
+            if line.is_empty() {
+                // A blank line ends an event; one without data (a priming event) is none.
+                if std::mem::take(&mut self.has_data) && !self.data.is_empty() {
+                    out.push(std::mem::take(&mut self.data));
+                }
+                self.data.clear();
+                continue;
+            }
+            if let Some(value) = line.strip_prefix(b"data:") {
+                let value = value.strip_prefix(b" ").unwrap_or(value);
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+            }
+            // `:` comments, `id:`, `event:`, `retry:` carry no message.
+        }
+        out
+    }
+}
+
+/// Runs a stdio front for the server at `url` until the client hangs up; returns the exit
+/// status (0, or 1 when the server could never be reached).
+pub async fn relay(
+    url: &str,
+    headers: Vec<(String, String)>,
+    tap: Option<TapHandle>,
+    max_line: usize,
+) -> Result<u8> {
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Bytes>();
+    let shared = Arc::new(Shared {
+        client: http_client()?,
+        url: url.to_owned(),
+        headers,
+        session: Mutex::new(None),
+        protocol: Mutex::new(None),
+        tap: tap.clone(),
+        out: out_tx,
+    });
+    shared.lifecycle("$transport/start", json!({"url": url}));
+    let writer_tap = tap.clone();
+    let writer = tokio::spawn(async move {
+        let mut stdout = stdio::stdout();
+        while let Some(line) = out_rx.recv().await {
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                return false;
+            }
+            if let Some(tap) = &writer_tap {
+                tap.line(Direction::Recv, line);
+            }
+        }
+        true
+    });
+    let mut input =
+        FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);
+    let mut signals = Signals::new()?;
+    let mut inflight = tokio::task::JoinSet::new();
+    let mut reason = "client closed stdin";
+    loop {
+        tokio::select! {
+            frame = input.next() => match frame {
+                Some(Ok(Frame::Line(line))) => {
+                    let text = framing::content(&line);
+                    if text.trim_ascii().is_empty() {
+                        continue;
+                    }
+                    let body = Bytes::copy_from_slice(text);
+                    if let Some(tap) = &tap {
+                        tap.line(Direction::Send, line.clone());
+                    }
+                    inflight.spawn(Arc::clone(&shared).post(body));
+                }
+                Some(Ok(Frame::Long { .. })) => {}
+                Some(Err(_)) | None => break,
+            },
+            _ = signals.recv() => {
+                reason = "signal";
+                break;
+            }
+            Some(_) = inflight.join_next(), if !inflight.is_empty() => {}
+        }
+    }
+    // Let what is under way finish, within a grace, then end the session.
+    let _ = tokio::time::timeout(DRAIN_GRACE, async {
+        while inflight.join_next().await.is_some() {}
+    })
+    .await;
+    inflight.abort_all();
+    if let Some(id) = shared.session.lock().ok().and_then(|s| s.clone()) {
+        let mut req = shared
+            .client
+            .delete(&shared.url)
+            .header("Mcp-Session-Id", id);
+        for (k, v) in &shared.headers {
+            req = req.header(k, v);
+        }
+        let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
+    }
+    shared.lifecycle("$transport/close", json!({"reason": reason}));
+    drop(shared);
+    let _ = writer.await;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_split_across_reads() {
+        let mut sse = Sse::default();
+        assert!(
+            sse.push(b": comment\n\nid: 1\ndata:\n\nevent: message\ndata: {\"a\"")
+                .is_empty()
+        );
+        let out = sse.push(b":1}\r\n\r\ndata: x\ndata: y\n\n");
+        assert_eq!(out, vec![b"{\"a\":1}".to_vec(), b"x\ny".to_vec()]);
+    }
+
+    #[test]
+    fn headers() {
+        assert_eq!(
+            parse_header("Authorization: Bearer x").expect("ok"),
+            ("Authorization".into(), "Bearer x".into())
+        );
+        assert!(parse_header("nocolon").is_err());
+    }
+}

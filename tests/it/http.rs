@@ -1,0 +1,176 @@
+//! Streamable HTTP: a stdio front for a remote server, recorded and replayed into the
+//! same tapes as stdio servers, against the reference server-everything over HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use crate::support::*;
+
+/// server-everything listening on a loopback port, stopped when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let argv = everything_server();
+        let mut child = Command::new(&argv[0])
+            .arg(&argv[1])
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn server-everything");
+        // Wait for its "listening" line, with a deadline.
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening on port") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(DEADLINE)
+            .expect("server-everything did not start listening");
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const TOKEN: &str = "supersecret-header-token-0123456789";
+
+fn front(url: &str) -> Vec<String> {
+    vec![
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "everything".into(),
+        "--header".into(),
+        format!("Authorization: Bearer {TOKEN}"),
+        "--url".into(),
+        url.into(),
+    ]
+}
+
+#[test]
+fn a_remote_server_records_and_replays_to_a_stdio_client() {
+    let env = Env::new();
+    let server = HttpServer::start();
+    let client = [
+        python(),
+        peer("py_client.py"),
+        "replayable".into(),
+        "--".into(),
+    ];
+    let recorded = run(env
+        .mcptape(["record", "s", "--"])
+        .args(&client)
+        .args(front(&server.url)));
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    drop(server);
+
+    let tape = std::fs::read_to_string(env.tape("s")).expect("tape");
+    assert!(
+        !tape.contains(TOKEN),
+        "request headers never reach the tape"
+    );
+    let entries = tape_entries(&env.tape("s"));
+    let session = lifecycle(&entries, "$http/session");
+    assert_eq!(session.len(), 1);
+    assert_eq!(session[0]["params"]["sessionId"], "[REDACTED]");
+    // The sampling request came over SSE, and the client's answer went back by POST.
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["method"] == "sampling/createMessage")
+    );
+
+    // The server is gone: the tape answers, to the same stdio client, byte for byte.
+    let replayed = run(env
+        .mcptape(["replay", "s", "--"])
+        .args(&client)
+        .args(front("http://127.0.0.1:9/mcp")));
+    assert!(replayed.status.success(), "{}", text(&replayed));
+    similar_asserts::assert_eq!(
+        String::from_utf8_lossy(&recorded.stdout),
+        String::from_utf8_lossy(&replayed.stdout)
+    );
+}
+
+#[test]
+fn unreachable_and_failing_urls_answer_the_client_with_errors() {
+    let env = Env::new();
+    let tape = env.path("t.ndjson");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+    // Nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut p = Proc::spawn(
+        env.mcptape(["proxy", "--server", "x", "--record"])
+            .arg(&tape)
+            .args(["--url", &url]),
+    );
+    p.send(init);
+    let err = p.recv();
+    assert_eq!(err["id"], 1);
+    assert_eq!(err["error"]["code"], -32000);
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains(&format!("cannot reach `{url}`")),
+        "{err}"
+    );
+    p.close_stdin();
+    assert!(p.wait().success());
+    let entries = tape_entries(&tape);
+    assert_eq!(lifecycle(&entries, "$http/error").len(), 1);
+
+    // A path the server does not serve: its 404 reaches the client and the tape.
+    let server = HttpServer::start();
+    let wrong = server.url.replace("/mcp", "/nope");
+    let tape = env.path("t404.ndjson");
+    let mut p = Proc::spawn(
+        env.mcptape(["proxy", "--server", "x", "--record"])
+            .arg(&tape)
+            .args(["--url", &wrong]),
+    );
+    p.send(init);
+    let err = p.recv();
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("HTTP 404"),
+        "{err}"
+    );
+    p.close_stdin();
+    assert!(p.wait().success());
+    let entries = tape_entries(&tape);
+    let status = lifecycle(&entries, "$http/status");
+    assert_eq!(status[0]["params"]["status"], 404);
+}
