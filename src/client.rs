@@ -17,11 +17,13 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio_util::codec::FramedRead;
 
+use crate::config::ServerEntry;
 use crate::framing::{self, Frame, LineCodec};
 use crate::message::{self, Kind, Message, Shape};
 use crate::process::{self, Server};
 use crate::tap::TapHandle;
 use crate::tape::Direction;
+use crate::upstream::http::Remote;
 use crate::upstream::pick::Picker;
 use crate::verdict::Verdict;
 
@@ -87,6 +89,11 @@ enum Link {
         engine: Box<Picker>,
         queue: VecDeque<Vec<u8>>,
     },
+    Http {
+        remote: Box<Remote>,
+        queue: VecDeque<Vec<u8>>,
+        tap: Option<TapHandle>,
+    },
 }
 
 /// How a session ended.
@@ -96,6 +103,8 @@ pub enum Closed {
     Child(ExitStatus),
     /// The replay engine's verdict.
     Replay(Box<Verdict>),
+    /// The remote session was ended.
+    Remote,
 }
 
 /// One client↔server conversation.
@@ -109,13 +118,27 @@ impl Session {
     /// Starts `argv` as the server `name`; records through `tap` when given.
     pub fn start(
         name: &str,
-        argv: &[String],
-        env: &[(String, String)],
-        cwd: Option<&std::path::Path>,
+        entry: &ServerEntry,
         tap: Option<TapHandle>,
         max_line: usize,
     ) -> crate::error::Result<Session> {
-        let mut server = match process::spawn_server(argv, env, cwd) {
+        if let Some(url) = &entry.url {
+            let remote = Remote::new(url, entry.headers.clone())?;
+            if let Some(tap) = &tap {
+                tap.lifecycle("$transport/start", json!({"url": url}));
+            }
+            return Ok(Session {
+                link: Link::Http {
+                    remote: Box::new(remote),
+                    queue: VecDeque::new(),
+                    tap,
+                },
+                name: name.to_owned(),
+                next_id: 0,
+            });
+        }
+        let argv = entry.argv();
+        let mut server = match process::spawn_server(&argv, &entry.env, entry.cwd.as_deref()) {
             Ok(s) => s,
             Err(e) => {
                 if let Some(tap) = &tap {
@@ -185,6 +208,34 @@ impl Session {
                 let out = engine.on_client(framing::content(line.as_bytes()));
                 queue.extend(out.into_iter().map(|o| o.line));
             }
+            Link::Http { remote, queue, tap } => {
+                let body = Bytes::copy_from_slice(framing::content(line.as_bytes()));
+                if let Some(tap) = tap {
+                    tap.line(Direction::Send, Bytes::from(line));
+                }
+                let request = Message::new(body.clone());
+                let mut got = Vec::new();
+                let mut events = Vec::new();
+                let result = remote
+                    .post(body, &mut |m| got.push(m.to_vec()), &mut |e| events.push(e))
+                    .await;
+                if let Some(tap) = tap {
+                    for (method, params) in events {
+                        tap.lifecycle(method, params);
+                    }
+                    for m in &got {
+                        let mut l = m.clone();
+                        l.push(b'\n');
+                        tap.line(Direction::Recv, Bytes::from(l));
+                    }
+                }
+                queue.extend(got);
+                if let Err(why) = result
+                    && let Some(error) = crate::upstream::http::error_for(&request, &why)
+                {
+                    queue.push_back(error);
+                }
+            }
         }
         Ok(())
     }
@@ -211,7 +262,7 @@ impl Session {
                     Err(_) => return None,
                 }
             },
-            Link::Replay { queue, .. } => {
+            Link::Replay { queue, .. } | Link::Http { queue, .. } => {
                 let line = queue.pop_front()?;
                 Some(framing::content(&line).to_vec())
             }
@@ -239,7 +290,7 @@ impl Session {
                         server: self.name.clone(),
                         method: method.to_owned(),
                     },
-                    Link::Replay { .. } => ClientError::NoAnswer {
+                    Link::Replay { .. } | Link::Http { .. } => ClientError::NoAnswer {
                         server: self.name.clone(),
                         method: method.to_owned(),
                     },
@@ -352,6 +403,13 @@ impl Session {
                 Ok(Closed::Child(status))
             }
             Link::Replay { engine, .. } => Ok(Closed::Replay(Box::new(engine.finish()))),
+            Link::Http { remote, tap, .. } => {
+                remote.end().await;
+                if let Some(tap) = &tap {
+                    tap.lifecycle("$transport/close", json!({"reason": reason}));
+                }
+                Ok(Closed::Remote)
+            }
         }
     }
 }

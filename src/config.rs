@@ -35,6 +35,8 @@ pub struct ServerEntry {
     pub cwd: Option<PathBuf>,
     /// For HTTP servers: the URL.
     pub url: Option<String>,
+    /// For HTTP servers: headers for every request.
+    pub headers: Vec<(String, String)>,
 }
 
 impl ServerEntry {
@@ -168,6 +170,14 @@ impl Config {
                 .transpose()?
                 .map(PathBuf::from);
             let url = obj.get("url").map(|v| string("url", v)).transpose()?;
+            let headers = match obj.get("headers") {
+                None => Vec::new(),
+                Some(Value::Object(h)) => h
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), string(&format!("headers.{k}"), v)?)))
+                    .collect::<Result<_, ConfigError>>()?,
+                Some(_) => return Err(shape(at("headers"), "must be an object of strings")),
+            };
             if command.is_none() && url.is_none() {
                 return Err(ConfigError::MissingCommand {
                     path: path.to_path_buf(),
@@ -182,6 +192,7 @@ impl Config {
                     env,
                     cwd,
                     url,
+                    headers,
                 },
             ));
         }
@@ -211,12 +222,6 @@ impl Config {
                 known: self.servers.iter().map(|(n, _)| n.clone()).collect(),
             });
         };
-        if raw.command.is_none() {
-            return Err(ConfigError::Http {
-                path: self.path.clone(),
-                key: format!("{}.{name}.url", self.key),
-            });
-        }
         let at = |field: &str| format!("{}.{name}.{field}", self.key);
         let x = |field: &str, s: &str| {
             expand(s, var).map_err(|missing| ConfigError::Env {
@@ -248,6 +253,11 @@ impl Config {
                 None => None,
             },
             url: raw.url.as_deref().map(|u| x("url", u)).transpose()?,
+            headers: raw
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), x(&format!("headers.{k}"), v)?)))
+                .collect::<Result<_, ConfigError>>()?,
         })
     }
 }
@@ -351,7 +361,7 @@ mod tests {
             e.to_string(),
             "`/p/.mcp.json` has no server `b`; it has: a, web"
         );
-        let e = c.server("web").expect_err("http");
-        assert!(e.to_string().contains("`mcpServers.web.url`"), "{e}");
+        let web = c.server("web").expect("an HTTP server");
+        assert_eq!(web.url.as_deref(), Some("https://h/mcp"));
     }
 }

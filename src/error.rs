@@ -188,14 +188,6 @@ pub enum ConfigError {
         /// The names it has.
         known: Vec<String>,
     },
-    /// An HTTP server entry, which `call` cannot use yet.
-    #[error("`{}`: `{key}`: HTTP servers are not supported by this command yet (stdio servers with `command` are)", path.display())]
-    Http {
-        /// The file.
-        path: PathBuf,
-        /// The key, dotted.
-        key: String,
-    },
 }
 
 /// Errors about child processes.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::cli::{self, Output};
 use crate::client::{Closed, Reply, Session};
 use crate::cmd::proxy::{file_verdict, replay_options};
-use crate::config::{self, Config};
+use crate::config::{self, Config, ServerEntry};
 use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
 use crate::mode::{self, ENV_HOME, Mode};
@@ -30,9 +30,7 @@ const EXIT_TIMEOUT: u8 = 124;
 pub(crate) enum Endpoint {
     /// A live server from the config, recorded when `tap` is set.
     Live {
-        argv: Vec<String>,
-        env: Vec<(String, String)>,
-        cwd: Option<PathBuf>,
+        entry: ServerEntry,
         tap: Option<Tap>,
         report: Option<PathBuf>,
     },
@@ -85,13 +83,7 @@ impl Conversation<'_> {
         let live = |tap, report| -> Result<Endpoint> {
             let config = self.load_config()?;
             let entry = config.server(self.server)?;
-            Ok(Endpoint::Live {
-                argv: entry.argv(),
-                env: entry.env.clone(),
-                cwd: entry.cwd.clone(),
-                tap,
-                report,
-            })
+            Ok(Endpoint::Live { entry, tap, report })
         };
         match mode {
             Mode::Passthrough => live(None, None),
@@ -193,23 +185,10 @@ impl Conversation<'_> {
                     eprintln!("mcptape: error: {problem}");
                     return Ok::<_, Error>((EXIT_TAPE, Endpoint::Unservable { problem, report }));
                 }
-                Endpoint::Live {
-                    argv,
-                    env,
-                    cwd,
-                    tap,
-                    report,
-                } => {
+                Endpoint::Live { entry, tap, report } => {
                     let handle = tap.as_ref().map(Tap::handle);
-                    let session = Session::start(
-                        self.server,
-                        &argv,
-                        &env,
-                        cwd.as_deref(),
-                        handle,
-                        MAX_LINE_BYTES,
-                    );
-                    let session = match session {
+                    let session = match Session::start(self.server, &entry, handle, MAX_LINE_BYTES)
+                    {
                         Ok(s) => s,
                         Err(e) => {
                             if let Some(tap) = tap {
@@ -218,16 +197,7 @@ impl Conversation<'_> {
                             return Err(e);
                         }
                     };
-                    (
-                        session,
-                        Endpoint::Live {
-                            argv,
-                            env,
-                            cwd,
-                            tap,
-                            report,
-                        },
-                    )
+                    (session, Endpoint::Live { entry, tap, report })
                 }
                 Endpoint::Replay {
                     picker,

@@ -25,7 +25,7 @@ impl cli::Servers {
         for (name, entry) in &config.servers {
             let how = match (&entry.command, &entry.url) {
                 (Some(_), _) => process::display(&entry.argv()),
-                (None, Some(url)) => format!("{url}  (HTTP: not supported by call/tools yet)"),
+                (None, Some(url)) => format!("{url}  (Streamable HTTP)"),
                 (None, None) => String::new(),
             };
             text.push_str(&format!("  {}  {how}\n", crate::cmd::show::printable(name)));

@@ -43,16 +43,13 @@ pub const UPSTREAM_ERROR_CODE: i64 = -32000;
 /// How long in-flight requests may take to finish once the client has hung up.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
-/// What every request to the server shares.
-struct Shared {
+/// A remote server: where it is, what every request carries, what the session is.
+pub struct Remote {
     client: reqwest::Client,
     url: String,
     headers: Vec<(String, String)>,
     session: Mutex<Option<String>>,
     protocol: Mutex<Option<String>>,
-    tap: Option<TapHandle>,
-    /// Lines for the client, written in order by one task.
-    out: mpsc::UnboundedSender<Bytes>,
 }
 
 /// Parses `--header 'Name: value'`.
@@ -64,38 +61,30 @@ pub fn parse_header(text: &str) -> Result<(String, String)> {
     Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
-/// A client for the process: rustls with ring, the platform's roots.
-fn http_client() -> Result<reqwest::Client> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot set up the HTTP client: {e}")))
-}
+/// An HTTP-level fact for the tape: a lifecycle method and its params.
+pub type Event = (&'static str, serde_json::Value);
 
-impl Shared {
-    fn lifecycle(&self, method: &'static str, params: serde_json::Value) {
-        if let Some(tap) = &self.tap {
-            tap.lifecycle(method, params);
-        }
+impl Remote {
+    /// A remote server at `url`; every request carries `headers`. The HTTP client is
+    /// rustls with ring and the platform's roots.
+    pub fn new(url: &str, headers: Vec<(String, String)>) -> Result<Remote> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| Error::Usage(format!("cannot set up the HTTP client: {e}")))?;
+        Ok(Remote {
+            client,
+            url: url.to_owned(),
+            headers,
+            session: Mutex::new(None),
+            protocol: Mutex::new(None),
+        })
     }
 
-    /// A message for the client: queued for the writer task, which taps it once written.
-    fn to_client(&self, text: &[u8]) {
-        let mut line = BytesMut::with_capacity(text.len() + 1);
-        line.extend_from_slice(text);
-        line.extend_from_slice(b"\n");
-        let _ = self.out.send(line.freeze());
-    }
-
-    /// Answers a request that HTTP could not carry with a JSON-RPC error naming why.
-    fn fail(&self, request: &Message, why: &str) {
-        if let Some(id) = request.id() {
-            let error = json!({"code": UPSTREAM_ERROR_CODE, "message": why});
-            self.to_client(
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}").as_bytes(),
-            );
-        }
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// Notes what a server message tells about the session (the negotiated version).
@@ -110,15 +99,21 @@ impl Shared {
         }
     }
 
-    /// POSTs one client message and hands every message of the answer to the client.
-    async fn post(self: Arc<Self>, line: Bytes) {
-        let request = Message::new(line.clone());
+    /// POSTs one client message; hands each message of the answer to `message` as it
+    /// arrives, and HTTP-level facts to `event`. `Err` says why the request failed (for
+    /// a JSON-RPC error to the client).
+    pub async fn post(
+        &self,
+        body: Bytes,
+        message: &mut (dyn FnMut(&[u8]) + Send),
+        event: &mut (dyn FnMut(Event) + Send),
+    ) -> std::result::Result<(), String> {
         let mut req = self
             .client
             .post(&self.url)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
-            .body(line);
+            .body(body);
         for (k, v) in &self.headers {
             req = req.header(k, v);
         }
@@ -136,9 +131,8 @@ impl Shared {
                     self.url,
                     crate::error::chain(&e)
                 );
-                self.lifecycle("$http/error", json!({"url": self.url, "error": why}));
-                self.fail(&request, &why);
-                return;
+                event(("$http/error", json!({"url": self.url, "error": why})));
+                return Err(why);
             }
         };
         let status = resp.status();
@@ -146,17 +140,14 @@ impl Shared {
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
+            && let Ok(mut known) = self.session.lock()
+            && known.as_deref() != Some(id)
         {
-            let mut known = self.session.lock().ok();
-            if let Some(s) = known.as_mut()
-                && s.as_deref() != Some(id)
-            {
-                **s = Some(id.to_owned());
-                self.lifecycle("$http/session", json!({"sessionId": id}));
-            }
+            *known = Some(id.to_owned());
+            event(("$http/session", json!({"sessionId": id})));
         }
         if status.as_u16() == 202 {
-            return;
+            return Ok(());
         }
         let kind = resp
             .headers()
@@ -167,45 +158,91 @@ impl Shared {
         if !status.is_success() {
             let body = resp.bytes().await.unwrap_or_default();
             let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).into_owned();
-            self.lifecycle(
+            event((
                 "$http/status",
                 json!({"status": status.as_u16(), "body": text}),
-            );
-            self.fail(
-                &request,
-                &format!("HTTP {status} from `{}`: {text}", self.url),
-            );
-            return;
+            ));
+            return Err(format!("HTTP {status} from `{}`: {text}", self.url));
         }
         if kind.starts_with("text/event-stream") {
             let mut events = Sse::default();
-            let mut body = resp.bytes_stream();
-            while let Some(chunk) = body.next().await {
+            let mut stream = resp.bytes_stream();
+            while let Some(chunk) = stream.next().await {
                 let Ok(chunk) = chunk else {
-                    self.lifecycle(
+                    event((
                         "$http/error",
                         json!({"url": self.url, "error": "the event stream was cut"}),
-                    );
-                    break;
+                    ));
+                    return Err(format!("the event stream from `{}` was cut", self.url));
                 };
                 for data in events.push(&chunk) {
                     self.learn(&data);
-                    self.to_client(&data);
+                    message(&data);
                 }
             }
-        } else {
-            match resp.bytes().await {
-                Ok(body) if !body.trim_ascii().is_empty() => {
-                    let body = body.trim_ascii();
-                    self.learn(body);
-                    self.to_client(body);
-                }
-                Ok(_) => {}
-                Err(e) => self.fail(
-                    &request,
-                    &format!("reading the answer from `{}`: {e}", self.url),
-                ),
+            return Ok(());
+        }
+        match resp.bytes().await {
+            Ok(body) if !body.trim_ascii().is_empty() => {
+                let body = body.trim_ascii();
+                self.learn(body);
+                message(body);
+                Ok(())
             }
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("reading the answer from `{}`: {e}", self.url)),
+        }
+    }
+
+    /// Ends the session (`DELETE`), if the server gave one.
+    pub async fn end(&self) {
+        if let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) {
+            let mut req = self.client.delete(&self.url).header("Mcp-Session-Id", id);
+            for (k, v) in &self.headers {
+                req = req.header(k, v);
+            }
+            let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
+        }
+    }
+}
+
+/// A JSON-RPC error answering `request` (when it has an id) with `why`.
+pub fn error_for(request: &Message, why: &str) -> Option<Vec<u8>> {
+    let id = request.id()?;
+    let error = json!({"code": UPSTREAM_ERROR_CODE, "message": why});
+    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}").into_bytes())
+}
+
+/// The stdio front's side: the remote, the tap, and the ordered queue to the client.
+struct Front {
+    remote: Remote,
+    tap: Option<TapHandle>,
+    out: mpsc::UnboundedSender<Bytes>,
+}
+
+impl Front {
+    fn to_client(&self, text: &[u8]) {
+        let mut line = BytesMut::with_capacity(text.len() + 1);
+        line.extend_from_slice(text);
+        line.extend_from_slice(b"\n");
+        let _ = self.out.send(line.freeze());
+    }
+
+    async fn post(self: Arc<Self>, body: Bytes) {
+        let request = Message::new(body.clone());
+        let tap = self.tap.clone();
+        let result = self
+            .remote
+            .post(body, &mut |m| self.to_client(m), &mut |(method, params)| {
+                if let Some(tap) = &tap {
+                    tap.lifecycle(method, params);
+                }
+            })
+            .await;
+        if let Err(why) = result
+            && let Some(line) = error_for(&request, &why)
+        {
+            self.to_client(&line);
         }
     }
 }
@@ -257,16 +294,14 @@ pub async fn relay(
     max_line: usize,
 ) -> Result<u8> {
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Bytes>();
-    let shared = Arc::new(Shared {
-        client: http_client()?,
-        url: url.to_owned(),
-        headers,
-        session: Mutex::new(None),
-        protocol: Mutex::new(None),
+    let shared = Arc::new(Front {
+        remote: Remote::new(url, headers)?,
         tap: tap.clone(),
         out: out_tx,
     });
-    shared.lifecycle("$transport/start", json!({"url": url}));
+    if let Some(tap) = &tap {
+        tap.lifecycle("$transport/start", json!({"url": url}));
+    }
     let writer_tap = tap.clone();
     let writer = tokio::spawn(async move {
         let mut stdout = stdio::stdout();
@@ -315,17 +350,10 @@ pub async fn relay(
     })
     .await;
     inflight.abort_all();
-    if let Some(id) = shared.session.lock().ok().and_then(|s| s.clone()) {
-        let mut req = shared
-            .client
-            .delete(&shared.url)
-            .header("Mcp-Session-Id", id);
-        for (k, v) in &shared.headers {
-            req = req.header(k, v);
-        }
-        let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
+    shared.remote.end().await;
+    if let Some(tap) = &tap {
+        tap.lifecycle("$transport/close", json!({"reason": reason}));
     }
-    shared.lifecycle("$transport/close", json!({"reason": reason}));
     drop(shared);
     let _ = writer.await;
     Ok(0)

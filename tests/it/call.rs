@@ -226,11 +226,6 @@ fn every_config_error_names_the_file_and_the_key() {
             "`mcpServers.a.command` is missing",
         ),
         (
-            r#"{"mcpServers":{"a":{"url":"https://example.invalid/mcp"}}}"#,
-            &["a.t"],
-            "`mcpServers.a.url`: HTTP servers are not supported",
-        ),
-        (
             r#"{"mcpServers":{"a":{"command":"x","args":["${MCPTAPE_TEST_UNSET}"]}}}"#,
             &["a.t"],
             "`mcpServers.a.args[0]` uses `${MCPTAPE_TEST_UNSET}`, which is not set",

@@ -174,3 +174,39 @@ fn unreachable_and_failing_urls_answer_the_client_with_errors() {
     let status = lifecycle(&entries, "$http/status");
     assert_eq!(status[0]["params"]["status"], 404);
 }
+
+#[test]
+fn call_reaches_a_remote_server_from_the_config_and_replays_it() {
+    let env = Env::new();
+    let server = HttpServer::start();
+    let config = serde_json::json!({"mcpServers": {"everything": {
+        "url": server.url, "headers": {"X-Api-Key": "${MCPTAPE_TEST_KEY}"}}}});
+    std::fs::write(env.path(".mcp.json"), config.to_string()).expect("config");
+    let key = "k-0123456789abcdef-key";
+    let out = run(env
+        .mcptape([
+            "call",
+            "everything.echo",
+            "message:over http",
+            "--record",
+            "s",
+        ])
+        .env("MCPTAPE_TEST_KEY", key));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Echo: over http\n");
+    drop(server);
+    assert!(
+        !std::fs::read_to_string(env.tape("s"))
+            .expect("tape")
+            .contains(key)
+    );
+    let out = run(&mut env.mcptape([
+        "call",
+        "everything.echo",
+        "message:over http",
+        "--replay",
+        "s",
+    ]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Echo: over http\n");
+}
