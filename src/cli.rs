@@ -256,7 +256,7 @@ pub enum Format {
     Junit,
 }
 
-/// `mcptape verify SESSION [--server NAME] [--ignore GLOB]... -- SERVER_CMD...`
+/// `mcptape verify SESSION [--server NAME] [--ignore GLOB]... (--url URL | -- SERVER_CMD...)`
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Exit status: 0 every played call answered the same (skipped calls allowed, counted);
@@ -290,8 +290,18 @@ pub struct Verify {
     /// Seconds a call may take before it counts as unanswered (a new error).
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub timeout: f64,
+    /// A live Streamable HTTP server to verify, instead of a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// A header for every request to --url (repeatable); never written anywhere.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub headers: Vec<String>,
     /// The live server's command line.
-    #[arg(last = true, required = true, value_name = "SERVER_CMD")]
+    #[arg(
+        last = true,
+        required_unless_present = "url",
+        value_name = "SERVER_CMD"
+    )]
     pub command: Vec<String>,
 }
 

@@ -30,6 +30,7 @@ use crate::matcher::{self, Difference, Glob};
 use crate::message::{self, Kind, Message, Shape};
 use crate::process;
 use crate::tape::{Connection, Direction, Entry, Tape};
+use crate::upstream::http::Remote;
 
 /// Default time a call may take before it counts as unanswered.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -245,11 +246,99 @@ impl Answers {
     }
 }
 
+/// Where the live server is.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A command to start fresh for each connection.
+    Command(Vec<String>),
+    /// A Streamable HTTP server, with headers for every request.
+    Url(String, Vec<(String, String)>),
+}
+
+/// The live server's side of the conversation: lines to it, messages from it.
+// One per verified connection: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Wire {
+    Child {
+        server: process::Server,
+        stdin: Option<tokio::process::ChildStdin>,
+        stdout: FramedRead<tokio::process::ChildStdout, LineCodec>,
+    },
+    Http {
+        remote: std::sync::Arc<Remote>,
+        tx: tokio::sync::mpsc::UnboundedSender<Bytes>,
+        rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
+    },
+}
+
+impl Wire {
+    /// Sends one message; false when the server can no longer take it.
+    async fn send(&mut self, text: &str) -> bool {
+        match self {
+            Wire::Child { stdin, .. } => match stdin.as_mut() {
+                Some(pipe) => pipe.write_all(format!("{text}\n").as_bytes()).await.is_ok(),
+                None => false,
+            },
+            Wire::Http { remote, tx, .. } => {
+                // Each message is its own POST; its answer streams in while others wait.
+                let (remote, tx, body) = (
+                    std::sync::Arc::clone(remote),
+                    tx.clone(),
+                    Bytes::copy_from_slice(text.as_bytes()),
+                );
+                tokio::spawn(async move {
+                    let request = Message::new(body.clone());
+                    let sink = tx.clone();
+                    let result = remote
+                        .post(
+                            body,
+                            &mut |m| drop(sink.send(Bytes::copy_from_slice(m))),
+                            &mut |_| {},
+                        )
+                        .await;
+                    if let Err(why) = result
+                        && let Some(error) = crate::upstream::http::error_for(&request, &why)
+                    {
+                        let _ = tx.send(Bytes::from(error));
+                    }
+                });
+                true
+            }
+        }
+    }
+
+    /// The next message from the server, `None` when it is gone.
+    async fn next(&mut self) -> Option<Bytes> {
+        match self {
+            Wire::Child { stdout, .. } => loop {
+                match stdout.next().await {
+                    Some(Ok(Frame::Line(b))) => return Some(b),
+                    Some(Ok(Frame::Long { .. })) => continue,
+                    Some(Err(_)) | None => return None,
+                }
+            },
+            Wire::Http { rx, .. } => rx.recv().await,
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Wire::Child {
+                mut server, stdin, ..
+            } => {
+                drop(stdin);
+                let _ = server.stop().await;
+            }
+            Wire::Http { remote, .. } => remote.end().await,
+        }
+    }
+}
+
 /// Verifies one recorded connection against a fresh `argv` server.
 pub async fn run_connection(
     tape: &Tape,
     conn: &Connection,
-    argv: &[String],
+    target: &Target,
     opts: &Options,
     read_only: &HashSet<String>,
     used: &mut [bool],
@@ -262,19 +351,36 @@ pub async fn run_connection(
         .collect();
     let mut answers = Answers::new(&entries);
     let mut run = Run::default();
-    let mut server = match process::spawn_server(argv, &[], None) {
-        Ok(s) => s,
-        Err(e) => {
-            run.problems.push(crate::error::chain(&e));
+    let started = match target {
+        Target::Command(argv) => process::spawn_server(argv, &[], None)
+            .map(|mut server| Wire::Child {
+                stdin: server.child.stdin.take(),
+                stdout: FramedRead::new(
+                    server.child.stdout.take().expect("stdout is piped"),
+                    LineCodec::new(opts.max_line),
+                ),
+                server,
+            })
+            .map_err(|e| crate::error::chain(&e)),
+        Target::Url(url, headers) => Remote::new(url, headers.clone())
+            .map(|remote| {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                Wire::Http {
+                    remote: std::sync::Arc::new(remote),
+                    tx,
+                    rx,
+                }
+            })
+            .map_err(|e| crate::error::chain(&e)),
+    };
+    let mut wire = match started {
+        Ok(w) => w,
+        Err(problem) => {
+            run.problems.push(problem);
             run.broken = true;
             return Ok(run);
         }
     };
-    let mut stdin = server.child.stdin.take();
-    let mut stdout = FramedRead::new(
-        server.child.stdout.take().expect("stdout is piped"),
-        LineCodec::new(opts.max_line),
-    );
     let mut gone: Option<String> = None;
     for (i, entry) in entries.iter().enumerate() {
         // Only the client's side is played; the server's side is what is compared.
@@ -286,10 +392,8 @@ pub async fn run_connection(
         match msg.kind() {
             Kind::Request => {}
             Kind::Notification => {
-                if gone.is_none()
-                    && let Some(pipe) = stdin.as_mut()
-                {
-                    let _ = pipe.write_all(format!("{}\n", msg.text()).as_bytes()).await;
+                if gone.is_none() {
+                    wire.send(msg.text()).await;
                 }
                 continue;
             }
@@ -342,12 +446,7 @@ pub async fn run_connection(
             run.outcomes.push(outcome);
             continue;
         }
-        let Some(pipe) = stdin.as_mut() else { continue };
-        if pipe
-            .write_all(format!("{}\n", msg.text()).as_bytes())
-            .await
-            .is_err()
-        {
+        if !wire.send(msg.text()).await {
             gone = Some(format!(
                 "not played: the server stopped reading before tape line {}",
                 entry.line
@@ -360,11 +459,7 @@ pub async fn run_connection(
         let want = msg.id().unwrap_or("null").to_owned();
         let live = tokio::time::timeout(opts.timeout, async {
             loop {
-                let line = match stdout.next().await {
-                    Some(Ok(Frame::Line(b))) => b,
-                    Some(Ok(Frame::Long { .. })) => continue,
-                    Some(Err(_)) | None => return None,
-                };
+                let line = wire.next().await?;
                 let text = framing::content(&line);
                 if text.trim_ascii().is_empty() {
                     continue;
@@ -400,9 +495,7 @@ pub async fn run_connection(
                                 .to_string()
                             }
                         };
-                        if let Some(pipe) = stdin.as_mut() {
-                            let _ = pipe.write_all(format!("{reply}\n").as_bytes()).await;
-                        }
+                        wire.send(&reply).await;
                     }
                     _ => {}
                 }
@@ -455,8 +548,7 @@ pub async fn run_connection(
     if let Some(why) = &gone {
         run.problems.push(why.clone());
     }
-    drop(stdin);
-    let _ = server.stop().await;
+    wire.stop().await;
     Ok(run)
 }
 

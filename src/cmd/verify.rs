@@ -65,6 +65,16 @@ impl cli::Verify {
             max_line: MAX_LINE_BYTES,
         };
         let read_only = verify::read_only_tools(&tape, &server);
+        let target = match &self.url {
+            Some(url) => verify::Target::Url(
+                url.clone(),
+                self.headers
+                    .iter()
+                    .map(|h| crate::upstream::http::parse_header(h))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            None => verify::Target::Command(self.command.clone()),
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -80,12 +90,7 @@ impl cli::Verify {
             .filter(|c| c.server == server)
         {
             let run = runtime.block_on(verify::run_connection(
-                &tape,
-                &conn,
-                &self.command,
-                &opts,
-                &read_only,
-                &mut used,
+                &tape, &conn, &target, &opts, &read_only, &mut used,
             ))?;
             outcomes.extend(run.outcomes);
             problems.extend(
@@ -104,7 +109,10 @@ impl cli::Verify {
                 );
             }
         }
-        let command = process::display(&self.command);
+        let command = match &self.url {
+            Some(url) => url.clone(),
+            None => process::display(&self.command),
+        };
         let report = match self.format {
             Format::Text => text_report(&path, &server, &command, &outcomes, &problems),
             Format::Json => outcomes

@@ -210,3 +210,41 @@ fn call_reaches_a_remote_server_from_the_config_and_replays_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Echo: over http\n");
 }
+
+#[test]
+fn a_tape_recorded_over_stdio_verifies_against_the_server_over_http() {
+    let env = Env::new();
+    let mut cmd = env.mcptape([
+        "record",
+        "s",
+        "--",
+        &python(),
+        &peer("py_client.py"),
+        "replayable",
+        "--",
+    ]);
+    cmd.args([
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "everything".into(),
+        "--".into(),
+    ]);
+    cmd.args(everything_server());
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", text(&out));
+    let server = HttpServer::start();
+    let out = run(env.mcptape(["verify", "s", "--allow-writes", "--url", &server.url]));
+    assert!(out.status.success(), "{}", text(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(" same, 0 changed")
+            && !report.contains("skipped")
+            && !report.contains("error"),
+        "{report}"
+    );
+    assert!(
+        !report.contains("problem"),
+        "sampling answered from the tape over SSE: {report}"
+    );
+}

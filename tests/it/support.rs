@@ -138,7 +138,8 @@ impl Env {
 }
 
 /// Runs a command to completion within the deadline, capturing its output.
-pub fn run(cmd: &mut Command) -> Output {
+pub fn run(mut cmd: impl std::borrow::BorrowMut<Command>) -> Output {
+    let cmd = cmd.borrow_mut();
     let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
