@@ -110,12 +110,17 @@ pub struct Proxy {
     /// A remote Streamable HTTP server to stand in front of, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
+    /// Serve a local Streamable HTTP endpoint here instead of stdio (`127.0.0.1:8080`;
+    /// port 0 picks one, printed on stderr): forwarding to --url, or answering from the
+    /// tape in replay mode.
+    #[arg(long, value_name = "ADDR", conflicts_with = "command")]
+    pub listen: Option<std::net::SocketAddr>,
     /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.
     /// Headers are never written to the tape.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
     pub headers: Vec<String>,
     /// The server command and its arguments.
-    #[arg(last = true, required_unless_present = "url", value_name = "CMD")]
+    #[arg(last = true, required_unless_present_any = ["url", "listen"], value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -23,6 +23,7 @@ pub mod cmd;
 pub mod config;
 pub mod error;
 pub mod framing;
+pub mod front;
 pub mod matcher;
 pub mod message;
 pub mod mode;

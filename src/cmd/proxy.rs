@@ -19,6 +19,7 @@ use tokio_util::codec::FramedRead;
 use crate::cli;
 use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
 use crate::framing::{self, Frame, LineCodec};
+use crate::front;
 use crate::matcher::{self, Matcher};
 use crate::mode::{self, Mode};
 use crate::process::Signals;
@@ -70,6 +71,9 @@ impl cli::Proxy {
             } => report::hold(dir),
             _ => None,
         };
+        if let Some(addr) = self.listen {
+            return self.listen(addr, &server, mode);
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -181,6 +185,91 @@ pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
 }
 
 impl cli::Proxy {
+    /// `--listen`: the HTTP front, forwarding to `--url` or replaying; runs until a
+    /// signal, then files the replayed sessions' verdicts.
+    fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<ExitCode> {
+        let headers = || {
+            self.headers
+                .iter()
+                .map(|h| http::parse_header(h))
+                .collect::<Result<Vec<_>>>()
+        };
+        let need_url = || {
+            Error::Usage(
+                "--listen forwards to --url, or answers from a tape in replay mode: give one"
+                    .into(),
+            )
+        };
+        let (source, report) = match mode {
+            Mode::Replay {
+                tape,
+                report,
+                settings,
+                source,
+            } => {
+                let loaded = std::sync::Arc::new(Tape::load_warning(&tape)?);
+                eprintln!(
+                    "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
+                    tape.display()
+                );
+                let options = replay_options(&settings)?;
+                (
+                    front::Source::Replay {
+                        tape: loaded,
+                        options,
+                        report: report.clone(),
+                    },
+                    report,
+                )
+            }
+            Mode::Record {
+                tape,
+                source,
+                recording,
+                ..
+            } => {
+                let url = self.url.clone().ok_or_else(need_url)?;
+                store::ensure_dir(&tape)?;
+                drop(TapeWriter::open(&tape)?);
+                eprintln!(
+                    "mcptape: recording server `{server}` into `{}` ({source})",
+                    tape.display()
+                );
+                (
+                    front::Source::Forward {
+                        url,
+                        headers: headers()?,
+                        record: Some((tape, recording)),
+                    },
+                    None,
+                )
+            }
+            Mode::Passthrough | Mode::RecordFailed { .. } => {
+                let url = self.url.clone().ok_or_else(need_url)?;
+                (
+                    front::Source::Forward {
+                        url,
+                        headers: headers()?,
+                        record: None,
+                    },
+                    None,
+                )
+            }
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(ProcessError::Signals)?;
+        let verdicts = runtime.block_on(front::serve(addr, server, source))?;
+        runtime.shutdown_background();
+        let mut ok = true;
+        for v in &verdicts {
+            file_verdict(v, report.as_deref());
+            ok &= v.ok();
+        }
+        Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_TAPE }))
+    }
+
     /// Relays to the upstream the flags name: the command's process, or the URL.
     async fn upstream(&self, tap: Option<TapHandle>) -> Result<u8> {
         match &self.url {

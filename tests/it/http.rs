@@ -248,3 +248,115 @@ fn a_tape_recorded_over_stdio_verifies_against_the_server_over_http() {
         "sampling answered from the tape over SSE: {report}"
     );
 }
+
+/// `mcptape proxy --listen 127.0.0.1:0 ARGS`: the front and the URL it printed.
+struct Front {
+    child: Child,
+    url: String,
+}
+
+impl Front {
+    fn start(env: &Env, args: &[&str]) -> Front {
+        let mut child = env
+            .mcptape(["proxy", "--server", "everything", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the front");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_owned());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(DEADLINE)
+            .expect("the front did not say where it listens");
+        Front { child, url }
+    }
+
+    /// SIGTERM, then its exit status.
+    fn stop(mut self) -> std::process::ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("kill");
+        wait_child(&mut self.child)
+    }
+}
+
+#[test]
+fn the_http_front_records_a_remote_server_and_replays_it_with_no_upstream() {
+    let env = Env::new();
+    let tape = env.path("front.ndjson").display().to_string();
+    let server = HttpServer::start();
+    let client = |url: &str| {
+        let mut cmd = env.cmd(python());
+        cmd.args([
+            peer("py_client.py"),
+            "replayable".into(),
+            "--".into(),
+            url.to_owned(),
+        ]);
+        run(cmd)
+    };
+    let front = Front::start(&env, &["--url", &server.url, "--record", &tape]);
+    let recorded = client(&front.url);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    assert!(front.stop().success());
+    drop(server);
+
+    let front = Front::start(&env, &["--replay", &tape]);
+    let replayed = client(&front.url);
+    assert!(replayed.status.success(), "{}", text(&replayed));
+    similar_asserts::assert_eq!(
+        String::from_utf8_lossy(&recorded.stdout),
+        String::from_utf8_lossy(&replayed.stdout)
+    );
+    assert!(
+        front.stop().success(),
+        "the replayed session's verdict is clean"
+    );
+}
+
+#[test]
+fn the_http_front_refuses_other_origins_and_unknown_sessions() {
+    use std::io::{Read, Write};
+    let env = Env::new();
+    let sample = samples().join("mcporter-0.13.7-everything-echo.ndjson");
+    let front = Front::start(&env, &["--replay", &sample.display().to_string()]);
+    let authority = front
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let status = |extra: &str| {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let mut s = std::net::TcpStream::connect(&authority).expect("connect");
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("write");
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer.lines().next().unwrap_or("").to_owned()
+    };
+    assert!(
+        status("Origin: https://evil.example\r\n").contains("403"),
+        "a foreign origin"
+    );
+    assert!(
+        status("Mcp-Session-Id: nope\r\n").contains("404"),
+        "an unknown session"
+    );
+    assert!(status("").contains("400"), "no session and not initialize");
+    front.stop();
+}

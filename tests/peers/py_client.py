@@ -3,6 +3,7 @@
 
 Usage:
     py_client.py SCENARIO [--message TEXT] -- CMD [ARGS...]
+    py_client.py SCENARIO [--message TEXT] -- http://HOST:PORT/mcp   (Streamable HTTP)
 
 It launches CMD as a stdio MCP server with the SDK's `stdio_client`, runs
 SCENARIO, and prints one JSON object per line to stdout, one per step:
@@ -43,6 +44,7 @@ from typing import Any, NoReturn
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 import mcp.types as types
 
 USAGE = "usage: py_client.py {example|everything|echo} [--message TEXT] -- CMD [ARGS...]"
@@ -150,9 +152,15 @@ def parse_args(argv: list[str]) -> tuple[str, str, list[str]]:
     return options[0], message, command
 
 
+def transport(command: list[str]) -> Any:
+    """stdio for a command; Streamable HTTP when the command is a single http(s) URL."""
+    if len(command) == 1 and command[0].startswith(("http://", "https://")):
+        return streamable_http_client(command[0])
+    return stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
+
+
 async def run(scenario: str, message: str, command: list[str]) -> None:
-    server = StdioServerParameters(command=command[0], args=command[1:])
-    async with stdio_client(server) as (read_stream, write_stream):
+    async with transport(command) as (read_stream, write_stream):
         callbacks: dict[str, Any] = {"sampling_callback": sampling} if scenario == "replayable" else {}
         async with ClientSession(read_stream, write_stream, **callbacks) as session:
             emit("initialize", result=dump(await session.initialize()))

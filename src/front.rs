@@ -1,0 +1,391 @@
+//! The HTTP front: a local Streamable HTTP endpoint an agent points at
+//! (`mcptape proxy --listen 127.0.0.1:PORT`), forwarding to a remote server
+//! (`--url`) or, in replay mode, answering from the tape with no upstream at all.
+//!
+//! Every HTTP session (`Mcp-Session-Id`, given by the front on `initialize`) is one
+//! connection of the tape. A POSTed request is answered with an SSE stream that carries
+//! what belongs to it — server requests and notifications first, then its response —
+//! and ends after the response; a POSTed notification or response gets `202 Accepted`.
+//! `DELETE` ends the session. `Origin` is checked as the spec asks: a browser page from
+//! another origin gets `403`. Only POST and DELETE are served (no GET stream yet).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::error::{Error, Result};
+use crate::message::{Kind, Message};
+use crate::process::Signals;
+use crate::tap::{Tap, TapHandle, new_conn_id};
+use crate::tape::{Direction, Tape, TapeWriter};
+use crate::upstream::http::{Remote, error_for};
+use crate::upstream::pick::Picker;
+use crate::upstream::replay::Options;
+use crate::verdict::Verdict;
+
+/// Largest request body the front accepts.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// Where answers come from.
+pub enum Source {
+    /// A remote server; recorded into `tape` when given.
+    Forward {
+        /// The server's URL.
+        url: String,
+        /// Headers for every request to it.
+        headers: Vec<(String, String)>,
+        /// Recording: the tape and how to write it.
+        record: Option<(std::path::PathBuf, crate::mode::Recording)>,
+    },
+    /// The tape, with no upstream.
+    Replay {
+        /// The loaded tape.
+        tape: Arc<Tape>,
+        /// How to match.
+        options: Options,
+        /// Where verdicts go.
+        report: Option<std::path::PathBuf>,
+    },
+}
+
+/// One HTTP session.
+struct Session {
+    remote: Option<Arc<Remote>>,
+    picker: Option<Picker>,
+    tap: Option<Tap>,
+    /// Streams waiting for the response to a request, by live request id.
+    waiting: HashMap<String, mpsc::UnboundedSender<Bytes>>,
+    /// The newest open stream: where server requests and notifications go.
+    newest: Option<mpsc::UnboundedSender<Bytes>>,
+}
+
+struct State {
+    server: String,
+    source: Source,
+    sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
+    verdicts: Mutex<Vec<Verdict>>,
+}
+
+fn full(status: StatusCode, body: &str) -> Response<Body> {
+    let mut r = Response::new(
+        Full::new(Bytes::from(body.to_owned()))
+            .map_err(|e| match e {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r
+}
+
+/// True for a missing Origin or one on this machine.
+fn origin_ok(req: &Request<Incoming>) -> bool {
+    let Some(origin) = req.headers().get("origin").and_then(|o| o.to_str().ok()) else {
+        return true;
+    };
+    let host = origin.split_once("://").map_or(origin, |(_, h)| h);
+    let host = host.rsplit_once(':').map_or(host, |(h, p)| {
+        if p.chars().all(|c| c.is_ascii_digit()) {
+            h
+        } else {
+            host
+        }
+    });
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+impl State {
+    fn new_session(&self) -> Result<Session> {
+        let (remote, tap) = match &self.source {
+            Source::Forward {
+                url,
+                headers,
+                record,
+            } => {
+                let tap = match record {
+                    Some((path, recording)) => {
+                        let writer = TapeWriter::open(path)?.limit(recording.max_bytes);
+                        let tap = Tap::start(
+                            writer,
+                            self.server.clone(),
+                            new_conn_id(),
+                            recording.redactor.clone(),
+                        );
+                        tap.handle()
+                            .lifecycle("$transport/start", json!({"url": url, "front": "http"}));
+                        Some(tap)
+                    }
+                    None => None,
+                };
+                (Some(Arc::new(Remote::new(url, headers.clone())?)), tap)
+            }
+            Source::Replay { .. } => (None, None),
+        };
+        let picker = match &self.source {
+            Source::Replay {
+                tape,
+                options,
+                report,
+            } => Some(Picker::new(
+                Arc::clone(tape),
+                &self.server,
+                report.as_deref(),
+                options,
+            )),
+            Source::Forward { .. } => None,
+        };
+        Ok(Session {
+            remote,
+            picker,
+            tap,
+            waiting: HashMap::new(),
+            newest: None,
+        })
+    }
+
+    fn end_session(&self, id: &str) {
+        let Some(session) = self.sessions.lock().ok().and_then(|mut s| s.remove(id)) else {
+            return;
+        };
+        let Ok(mut session) = session.lock() else {
+            return;
+        };
+        if let Some(picker) = session.picker.take() {
+            let verdict = picker.finish();
+            if let Ok(mut v) = self.verdicts.lock() {
+                v.push(verdict);
+            }
+        }
+        if let Some(tap) = session.tap.take() {
+            tap.handle()
+                .lifecycle("$transport/close", json!({"reason": "session ended"}));
+            tap.finish();
+        }
+    }
+}
+
+/// Routes a message from the server side to the stream that waits for it.
+fn route(session: &mut Session, line: &[u8]) {
+    let msg = Message::new(Bytes::copy_from_slice(line));
+    let mut event = Vec::with_capacity(line.len() + 16);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(line);
+    event.extend_from_slice(b"\n\n");
+    let event = Bytes::from(event);
+    if matches!(msg.kind(), Kind::Response | Kind::Error)
+        && let Some(tx) = msg.id().and_then(|id| session.waiting.remove(id))
+    {
+        let _ = tx.send(event);
+        return;
+    }
+    if let Some(tx) = &session.newest {
+        let _ = tx.send(event);
+    }
+}
+
+async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> std::result::Result<Response<Body>, Infallible> {
+    if !origin_ok(&req) {
+        return Ok(full(StatusCode::FORBIDDEN, "mcptape: Origin not allowed\n"));
+    }
+    let session_id = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if req.method() == hyper::Method::DELETE {
+        if let Some(id) = &session_id {
+            state.end_session(id);
+        }
+        return Ok(full(StatusCode::OK, ""));
+    }
+    if req.method() != hyper::Method::POST {
+        return Ok(full(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "mcptape: POST or DELETE\n",
+        ));
+    }
+    let body = match http_body_util::Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return Ok(full(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("mcptape: {e}\n"),
+            ));
+        }
+    };
+    let msg = Message::new(body.clone());
+    if !msg.is_object() {
+        return Ok(full(
+            StatusCode::BAD_REQUEST,
+            "mcptape: the body is not a JSON-RPC message\n",
+        ));
+    }
+    let (id, session) = match session_id {
+        Some(id) => match state.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) {
+            Some(s) => (id, s),
+            None => return Ok(full(StatusCode::NOT_FOUND, "mcptape: no such session\n")),
+        },
+        None if msg.method() == Some("initialize") => {
+            let session = match state.new_session() {
+                Ok(s) => Arc::new(Mutex::new(s)),
+                Err(e) => {
+                    return Ok(full(
+                        StatusCode::BAD_GATEWAY,
+                        &format!("mcptape: {}\n", crate::error::chain(&e)),
+                    ));
+                }
+            };
+            let id = new_conn_id();
+            if let Ok(mut s) = state.sessions.lock() {
+                s.insert(id.clone(), Arc::clone(&session));
+            }
+            (id, session)
+        }
+        None => {
+            return Ok(full(
+                StatusCode::BAD_REQUEST,
+                "mcptape: Mcp-Session-Id is required after initialize\n",
+            ));
+        }
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
+    let is_request = msg.kind() == Kind::Request;
+    let remote = {
+        let Ok(mut s) = session.lock() else {
+            return Ok(full(StatusCode::INTERNAL_SERVER_ERROR, ""));
+        };
+        if let Some(tap) = &s.tap {
+            tap.handle().line(Direction::Send, body.clone());
+        }
+        if is_request && let Some(live) = msg.id() {
+            s.waiting.insert(live.to_owned(), tx.clone());
+            s.newest = Some(tx.clone());
+        }
+        if let Some(picker) = s.picker.as_mut() {
+            for out in picker.on_client(&body) {
+                route(&mut s, crate::framing::content(&out.line));
+            }
+        }
+        s.remote.clone()
+    };
+    if let Some(remote) = remote {
+        // Forward: this POST's own answer streams back through it.
+        let (session2, body2, msg2) = (Arc::clone(&session), body.clone(), msg.clone());
+        let tap: Option<TapHandle> = session
+            .lock()
+            .ok()
+            .and_then(|s| s.tap.as_ref().map(Tap::handle));
+        tokio::spawn(async move {
+            let tap2 = tap.clone();
+            let result = remote
+                .post(
+                    body2,
+                    &mut |m| {
+                        if let Some(tap) = &tap {
+                            let mut l = m.to_vec();
+                            l.push(b'\n');
+                            tap.line(Direction::Recv, Bytes::from(l));
+                        }
+                        if let Ok(mut s) = session2.lock() {
+                            route(&mut s, m);
+                        }
+                    },
+                    &mut |(method, params)| {
+                        if let Some(tap) = &tap2 {
+                            tap.lifecycle(method, params);
+                        }
+                    },
+                )
+                .await;
+            if let Err(why) = result
+                && let Some(error) = error_for(&msg2, &why)
+                && let Ok(mut s) = session2.lock()
+            {
+                route(&mut s, &error);
+            }
+        });
+    }
+    drop(tx);
+    if !is_request {
+        return Ok(full(StatusCode::ACCEPTED, ""));
+    }
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        let event = rx.recv().await?;
+        Some((Ok::<_, Infallible>(Frame::data(event)), rx))
+    });
+    let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    let headers = resp.headers_mut();
+    headers.insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        "cache-control",
+        hyper::header::HeaderValue::from_static("no-cache"),
+    );
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&id) {
+        headers.insert("mcp-session-id", v);
+    }
+    Ok(resp)
+}
+
+/// Serves the front on `addr` until SIGTERM/SIGINT/SIGHUP; returns the verdicts of the
+/// replayed sessions (empty when forwarding).
+pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Vec<Verdict>> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
+    if !local.ip().is_loopback() {
+        eprintln!("mcptape: warning: listening on {local}, which is not a loopback address");
+    }
+    eprintln!("mcptape: listening on http://{local}/mcp (server `{server}`)");
+    let state = Arc::new(State {
+        server: server.to_owned(),
+        source,
+        sessions: Mutex::new(HashMap::new()),
+        verdicts: Mutex::new(Vec::new()),
+    });
+    let mut signals = Signals::new()?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let state = Arc::clone(&state);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| handle(Arc::clone(&state), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            _ = signals.recv() => break,
+        }
+    }
+    let ids: Vec<String> = state
+        .sessions
+        .lock()
+        .map(|s| s.keys().cloned().collect())
+        .unwrap_or_default();
+    for id in ids {
+        state.end_session(&id);
+    }
+    let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
+    Ok(verdicts)
+}
