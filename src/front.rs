@@ -72,6 +72,9 @@ struct Session {
 struct State {
     server: String,
     source: Source,
+    /// Claims of recorded connections among this front's sessions, when no `replay`
+    /// parent gave a report directory: each session gets its own recorded connection.
+    claims: Option<tempfile::TempDir>,
     sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
     verdicts: Mutex<Vec<Verdict>>,
 }
@@ -137,7 +140,9 @@ impl State {
             } => Some(Picker::new(
                 Arc::clone(tape),
                 &self.server,
-                report.as_deref(),
+                report
+                    .as_deref()
+                    .or(self.claims.as_ref().map(tempfile::TempDir::path)),
                 options,
             )),
             Source::Forward { .. } => None,
@@ -356,9 +361,14 @@ pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Vec
         eprintln!("mcptape: warning: listening on {local}, which is not a loopback address");
     }
     eprintln!("mcptape: listening on http://{local}/mcp (server `{server}`)");
+    let claims = match &source {
+        Source::Replay { report: None, .. } => tempfile::tempdir().ok(),
+        _ => None,
+    };
     let state = Arc::new(State {
         server: server.to_owned(),
         source,
+        claims,
         sessions: Mutex::new(HashMap::new()),
         verdicts: Mutex::new(Vec::new()),
     });
