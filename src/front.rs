@@ -26,7 +26,7 @@ use crate::message::{Kind, Message};
 use crate::process::Signals;
 use crate::tap::{Tap, TapHandle, new_conn_id};
 use crate::tape::{Direction, Tape, TapeWriter};
-use crate::upstream::http::{Remote, error_for};
+use crate::upstream::http::{Answer, Remote, error_for};
 use crate::upstream::pick::Picker;
 use crate::upstream::replay::Options;
 use crate::verdict::Verdict;
@@ -288,41 +288,77 @@ async fn handle(
         s.remote.clone()
     };
     if let Some(remote) = remote {
-        // Forward: this POST's own answer streams back through it.
-        let (session2, body2, msg2) = (Arc::clone(&session), body.clone(), msg.clone());
+        // Forward: the upstream's status decides ours; its messages stream back through
+        // this POST.
         let tap: Option<TapHandle> = session
             .lock()
             .ok()
             .and_then(|s| s.tap.as_ref().map(Tap::handle));
-        tokio::spawn(async move {
-            let tap2 = tap.clone();
-            let result = remote
-                .post(
-                    body2,
-                    &mut |m| {
-                        if let Some(tap) = &tap {
-                            let mut l = m.to_vec();
-                            l.push(b'\n');
-                            tap.line(Direction::Recv, Bytes::from(l));
-                        }
-                        if let Ok(mut s) = session2.lock() {
-                            route(&mut s, m);
-                        }
-                    },
-                    &mut |(method, params)| {
-                        if let Some(tap) = &tap2 {
-                            tap.lifecycle(method, params);
-                        }
-                    },
-                )
-                .await;
-            if let Err(why) = result
-                && let Some(error) = error_for(&msg2, &why)
-                && let Ok(mut s) = session2.lock()
-            {
-                route(&mut s, &error);
+        let record = |(method, params): crate::upstream::http::Event| {
+            if let Some(tap) = &tap {
+                tap.lifecycle(method, params);
             }
-        });
+        };
+        let forget = |session: &Arc<Mutex<Session>>| {
+            if let (Ok(mut s), Some(live)) = (session.lock(), msg.id()) {
+                s.waiting.remove(live);
+            }
+        };
+        let mut events = Vec::new();
+        let answer = remote.send(body.clone(), &mut |e| events.push(e)).await;
+        events.into_iter().for_each(record);
+        match answer {
+            Err(why) => {
+                forget(&session);
+                return Ok(full(StatusCode::BAD_GATEWAY, &format!("{why}\n")));
+            }
+            Ok(Answer::Accepted) => {
+                forget(&session);
+                return Ok(full(StatusCode::ACCEPTED, ""));
+            }
+            Ok(Answer::Failed { status, body }) => {
+                // The client sees what it would see live (a 404 for an expired session…).
+                forget(&session);
+                let mut r = full(
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                    "",
+                );
+                *r.body_mut() = Full::new(body).map_err(|e| match e {}).boxed();
+                return Ok(r);
+            }
+            Ok(Answer::Messages(resp)) => {
+                let (session2, msg2, tap2) = (Arc::clone(&session), msg.clone(), tap.clone());
+                tokio::spawn(async move {
+                    let tap3 = tap2.clone();
+                    let result = remote
+                        .read(
+                            resp,
+                            &mut |m| {
+                                if let Some(tap) = &tap2 {
+                                    let mut l = m.to_vec();
+                                    l.push(b'\n');
+                                    tap.line(Direction::Recv, Bytes::from(l));
+                                }
+                                if let Ok(mut s) = session2.lock() {
+                                    route(&mut s, m);
+                                }
+                            },
+                            &mut |(method, params)| {
+                                if let Some(tap) = &tap3 {
+                                    tap.lifecycle(method, params);
+                                }
+                            },
+                        )
+                        .await;
+                    if let Err(why) = result
+                        && let Some(error) = error_for(&msg2, &why)
+                        && let Ok(mut s) = session2.lock()
+                    {
+                        route(&mut s, &error);
+                    }
+                });
+            }
+        }
     }
     drop(tx);
     if !is_request {

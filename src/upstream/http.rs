@@ -61,6 +61,21 @@ pub fn parse_header(text: &str) -> Result<(String, String)> {
     Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
+/// How the server took a POST.
+pub enum Answer {
+    /// `202 Accepted`: nothing to read.
+    Accepted,
+    /// A status other than 2xx, with the start of its body.
+    Failed {
+        /// The status code.
+        status: u16,
+        /// Its first 1024 bytes.
+        body: Bytes,
+    },
+    /// A 2xx with messages to read ([`Remote::read`]).
+    Messages(reqwest::Response),
+}
+
 /// An HTTP-level fact for the tape: a lifecycle method and its params.
 pub type Event = (&'static str, serde_json::Value);
 
@@ -108,6 +123,23 @@ impl Remote {
         message: &mut (dyn FnMut(&[u8]) + Send),
         event: &mut (dyn FnMut(Event) + Send),
     ) -> std::result::Result<(), String> {
+        match self.send(body, event).await? {
+            Answer::Accepted => Ok(()),
+            Answer::Failed { status, body } => {
+                let text = String::from_utf8_lossy(&body).into_owned();
+                Err(format!("HTTP {status} from `{}`: {text}", self.url))
+            }
+            Answer::Messages(resp) => self.read(resp, message, event).await,
+        }
+    }
+
+    /// POSTs one client message and reads the answer's status and headers: what
+    /// [`Remote::post`] does up to the body, for a front that passes statuses on.
+    pub async fn send(
+        &self,
+        body: Bytes,
+        event: &mut (dyn FnMut(Event) + Send),
+    ) -> std::result::Result<Answer, String> {
         let mut req = self
             .client
             .post(&self.url)
@@ -147,23 +179,36 @@ impl Remote {
             event(("$http/session", json!({"sessionId": id})));
         }
         if status.as_u16() == 202 {
-            return Ok(());
+            return Ok(Answer::Accepted);
         }
+        if !status.is_success() {
+            let body = resp.bytes().await.unwrap_or_default();
+            let body = body.slice(..body.len().min(1024));
+            event((
+                "$http/status",
+                json!({"status": status.as_u16(), "body": String::from_utf8_lossy(&body)}),
+            ));
+            return Ok(Answer::Failed {
+                status: status.as_u16(),
+                body,
+            });
+        }
+        Ok(Answer::Messages(resp))
+    }
+
+    /// Reads the messages of a successful answer (JSON or SSE).
+    pub async fn read(
+        &self,
+        resp: reqwest::Response,
+        message: &mut (dyn FnMut(&[u8]) + Send),
+        event: &mut (dyn FnMut(Event) + Send),
+    ) -> std::result::Result<(), String> {
         let kind = resp
             .headers()
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        if !status.is_success() {
-            let body = resp.bytes().await.unwrap_or_default();
-            let text = String::from_utf8_lossy(&body[..body.len().min(1024)]).into_owned();
-            event((
-                "$http/status",
-                json!({"status": status.as_u16(), "body": text}),
-            ));
-            return Err(format!("HTTP {status} from `{}`: {text}", self.url));
-        }
         if kind.starts_with("text/event-stream") {
             let mut events = Sse::default();
             let mut stream = resp.bytes_stream();

@@ -360,3 +360,31 @@ fn the_http_front_refuses_other_origins_and_unknown_sessions() {
     assert!(status("").contains("400"), "no session and not initialize");
     front.stop();
 }
+
+#[test]
+fn the_http_front_passes_the_upstream_status_on() {
+    use std::io::{Read, Write};
+    let env = Env::new();
+    let server = HttpServer::start();
+    let front = Front::start(&env, &["--url", &server.url.replace("/mcp", "/nope")]);
+    let authority = front
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let mut s = std::net::TcpStream::connect(&authority).expect("connect");
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(
+        answer.lines().next().unwrap_or("").contains("404"),
+        "{answer}"
+    );
+    assert!(front.stop().success());
+}
