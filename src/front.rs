@@ -189,6 +189,10 @@ fn route(session: &mut Session, line: &[u8]) {
         && let Some(tx) = msg.id().and_then(|id| session.waiting.remove(id))
     {
         let _ = tx.send(event);
+        // The response ends its stream: nothing else may hold it open.
+        if session.newest.as_ref().is_some_and(|n| n.same_channel(&tx)) {
+            session.newest = None;
+        }
         return;
     }
     if let Some(tx) = &session.newest {
@@ -328,28 +332,41 @@ async fn handle(
             }
             Ok(Answer::Messages(resp)) => {
                 let (session2, msg2, tap2) = (Arc::clone(&session), msg.clone(), tap.clone());
+                // The client's stream: when it goes away, so does the upstream request.
+                let watch = is_request.then(|| tx.clone());
                 tokio::spawn(async move {
                     let tap3 = tap2.clone();
-                    let result = remote
-                        .read(
-                            resp,
-                            &mut |m| {
-                                if let Some(tap) = &tap2 {
-                                    let mut l = m.to_vec();
-                                    l.push(b'\n');
-                                    tap.line(Direction::Recv, Bytes::from(l));
-                                }
-                                if let Ok(mut s) = session2.lock() {
-                                    route(&mut s, m);
-                                }
-                            },
-                            &mut |(method, params)| {
-                                if let Some(tap) = &tap3 {
-                                    tap.lifecycle(method, params);
-                                }
-                            },
-                        )
-                        .await;
+                    let gone = async {
+                        match &watch {
+                            Some(w) => w.closed().await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    let mut on_message = |m: &[u8]| {
+                        if let Some(tap) = &tap2 {
+                            let mut l = m.to_vec();
+                            l.push(b'\n');
+                            tap.line(Direction::Recv, Bytes::from(l));
+                        }
+                        if let Ok(mut s) = session2.lock() {
+                            route(&mut s, m);
+                        }
+                    };
+                    let mut on_event = |(method, params): crate::upstream::http::Event| {
+                        if let Some(tap) = &tap3 {
+                            tap.lifecycle(method, params);
+                        }
+                    };
+                    let reading = remote.read(resp, &mut on_message, &mut on_event);
+                    let result = tokio::select! {
+                        r = reading => r,
+                        () = gone => {
+                            if let Some(tap) = &tap {
+                                tap.lifecycle("$http/cancelled", json!({"reason": "the client closed its stream"}));
+                            }
+                            return;
+                        }
+                    };
                     if let Err(why) = result
                         && let Some(error) = error_for(&msg2, &why)
                         && let Ok(mut s) = session2.lock()

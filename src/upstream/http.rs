@@ -40,6 +40,8 @@ use crate::upstream::child::READ_BUFFER_BYTES;
 
 /// JSON-RPC error code for a request the upstream could not answer over HTTP.
 pub const UPSTREAM_ERROR_CODE: i64 = -32000;
+/// The largest answer (a JSON body, or one SSE event) taken from a server.
+pub const MAX_ANSWER_BYTES: usize = crate::framing::MAX_LINE_BYTES;
 /// How long in-flight requests may take to finish once the client has hung up.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
@@ -140,6 +142,7 @@ impl Remote {
         body: Bytes,
         event: &mut (dyn FnMut(Event) + Send),
     ) -> std::result::Result<Answer, String> {
+        let message = Message::new(body.clone());
         let mut req = self
             .client
             .post(&self.url)
@@ -154,6 +157,24 @@ impl Remote {
         }
         if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
             req = req.header("MCP-Protocol-Version", v);
+        }
+        // The stateless protocol (2026-07-28) routes on headers that repeat the body;
+        // earlier servers ignore them.
+        if let Some(method) = message.method() {
+            req = req.header("Mcp-Method", method);
+            let v = message.value();
+            let name = match method {
+                "tools/call" | "prompts/get" => v["params"]["name"].as_str().map(str::to_owned),
+                "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                    v["params"]["uri"].as_str().map(str::to_owned)
+                }
+                _ => None,
+            };
+            if let Some(name) =
+                name.filter(|n| n.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
+            {
+                req = req.header("Mcp-Name", name);
+            }
         }
         let resp = match req.send().await {
             Ok(r) => r,
@@ -209,10 +230,29 @@ impl Remote {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
+        if resp
+            .content_length()
+            .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
+        {
+            let why = format!(
+                "the answer from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
+                self.url
+            );
+            event(("$http/error", json!({"url": self.url, "error": why})));
+            return Err(why);
+        }
         if kind.starts_with("text/event-stream") {
             let mut events = Sse::default();
             let mut stream = resp.bytes_stream();
             while let Some(chunk) = stream.next().await {
+                if events.pending_len() > MAX_ANSWER_BYTES {
+                    let why = format!(
+                        "an event from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
+                        self.url
+                    );
+                    event(("$http/error", json!({"url": self.url, "error": why})));
+                    return Err(why);
+                }
                 let Ok(chunk) = chunk else {
                     event((
                         "$http/error",
@@ -227,16 +267,59 @@ impl Remote {
             }
             return Ok(());
         }
-        match resp.bytes().await {
-            Ok(body) if !body.trim_ascii().is_empty() => {
-                let body = body.trim_ascii();
-                self.learn(body);
-                message(body);
-                Ok(())
+        let mut body = BytesMut::new();
+        let mut stream = resp.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(c) if body.len() + c.len() > MAX_ANSWER_BYTES => {
+                    let why = format!(
+                        "the answer from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
+                        self.url
+                    );
+                    event(("$http/error", json!({"url": self.url, "error": why})));
+                    return Err(why);
+                }
+                Ok(c) => body.extend_from_slice(&c),
+                Err(e) => return Err(format!("reading the answer from `{}`: {e}", self.url)),
             }
-            Ok(_) => Ok(()),
-            Err(e) => Err(format!("reading the answer from `{}`: {e}", self.url)),
         }
+        let body = body.trim_ascii();
+        if !body.is_empty() {
+            self.learn(body);
+            message(body);
+        }
+        Ok(())
+    }
+
+    /// Opens the optional GET stream for messages the server sends outside any request,
+    /// and hands them to `message` until it ends. A server without one (405) is fine.
+    pub async fn listen(
+        &self,
+        message: &mut (dyn FnMut(&[u8]) + Send),
+        event: &mut (dyn FnMut(Event) + Send),
+    ) {
+        let mut req = self
+            .client
+            .get(&self.url)
+            .header("Accept", "text/event-stream");
+        for (k, v) in &self.headers {
+            req = req.header(k, v);
+        }
+        if let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) {
+            req = req.header("Mcp-Session-Id", id);
+        }
+        if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
+            req = req.header("MCP-Protocol-Version", v);
+        }
+        let Ok(resp) = req.send().await else { return };
+        if resp.status().is_success() {
+            let _ = self.read(resp, message, event).await;
+        }
+    }
+
+    /// True once the server has given a session id.
+    pub fn has_session(&self) -> bool {
+        self.session.lock().is_ok_and(|s| s.is_some())
     }
 
     /// Ends the session (`DELETE`), if the server gave one.
@@ -301,6 +384,11 @@ pub struct Sse {
 }
 
 impl Sse {
+    /// Bytes held for the event under way.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len() + self.data.len()
+    }
+
     /// Feeds bytes; returns the data of every event they complete.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
         self.pending.extend_from_slice(bytes);
@@ -364,6 +452,11 @@ pub async fn relay(
         FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);
     let mut signals = Signals::new()?;
     let mut inflight = tokio::task::JoinSet::new();
+    // Requests under way, by id: a client's cancellation closes the request's stream
+    // (how the stateless protocol cancels) besides being forwarded.
+    let mut by_id: std::collections::HashMap<String, tokio::task::AbortHandle> =
+        std::collections::HashMap::new();
+    let mut listener: Option<tokio::task::JoinHandle<()>> = None;
     let mut reason = "client closed stdin";
     loop {
         tokio::select! {
@@ -377,7 +470,28 @@ pub async fn relay(
                     if let Some(tap) = &tap {
                         tap.line(Direction::Send, line.clone());
                     }
-                    inflight.spawn(Arc::clone(&shared).post(body));
+                    let msg = Message::new(body.clone());
+                    if msg.method() == Some("notifications/cancelled")
+                        && let Some(id) = crate::message::raw_member(msg.text(), &["params", "requestId"])
+                        && let Some(task) = by_id.remove(id)
+                    {
+                        task.abort();
+                    }
+                    let task = inflight.spawn(Arc::clone(&shared).post(body));
+                    if msg.kind() == crate::message::Kind::Request && let Some(id) = msg.id() {
+                        by_id.insert(id.to_owned(), task);
+                    }
+                    if listener.is_none() && shared.remote.has_session() {
+                        let front = Arc::clone(&shared);
+                        listener = Some(tokio::spawn(async move {
+                            let tap = front.tap.clone();
+                            front.remote.listen(&mut |m| front.to_client(m), &mut |(method, params)| {
+                                if let Some(tap) = &tap {
+                                    tap.lifecycle(method, params);
+                                }
+                            }).await;
+                        }));
+                    }
                 }
                 Some(Ok(Frame::Long { .. })) => {}
                 Some(Err(_)) | None => break,
@@ -389,7 +503,10 @@ pub async fn relay(
             Some(_) = inflight.join_next(), if !inflight.is_empty() => {}
         }
     }
-    // Let what is under way finish, within a grace, then end the session.
+    // The GET stream never ends by itself; what is under way may finish, within a grace.
+    if let Some(l) = listener {
+        l.abort();
+    }
     let _ = tokio::time::timeout(DRAIN_GRACE, async {
         while inflight.join_next().await.is_some() {}
     })
