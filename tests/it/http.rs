@@ -152,6 +152,21 @@ fn unreachable_and_failing_urls_answer_the_client_with_errors() {
 
     // A path the server does not serve: its 404 reaches the client and the tape.
     let server = HttpServer::start();
+    // TLS to a server that speaks plain HTTP: the handshake fails, and the client hears it.
+    let https = server.url.replace("http://", "https://");
+    let mut p = Proc::spawn(&mut env.mcptape(["proxy", "--server", "x", "--url", &https]));
+    p.send(init);
+    let err = p.recv();
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains(&format!("cannot reach `{https}`")),
+        "{err}"
+    );
+    p.close_stdin();
+    assert!(p.wait().success());
+
     let wrong = server.url.replace("/mcp", "/nope");
     let tape = env.path("t404.ndjson");
     let mut p = Proc::spawn(
