@@ -24,6 +24,16 @@ Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N
 2 usage or configuration error; 3 replay diverged or a recording could not be written
 whole; 126/127 the command could not be executed / was not found.";
 
+/// `--listen`: a bare port is on the loopback address.
+fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    match text.parse::<u16>() {
+        Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text
+            .parse()
+            .map_err(|e| format!("`{text}` is neither a port nor an address: {e}")),
+    }
+}
+
 /// The default of `record --max-bytes`: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
@@ -110,10 +120,10 @@ pub struct Proxy {
     /// A remote Streamable HTTP server to stand in front of, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
-    /// Serve a local Streamable HTTP endpoint here instead of stdio (`127.0.0.1:8080`;
-    /// port 0 picks one, printed on stderr): forwarding to --url, or answering from the
-    /// tape in replay mode.
-    #[arg(long, value_name = "ADDR", conflicts_with = "command")]
+    /// Serve a local Streamable HTTP endpoint here instead of stdio: a port (on
+    /// 127.0.0.1) or an address (`127.0.0.1:8080`; port 0 picks one, printed on stderr),
+    /// forwarding to --url, or answering from the tape in replay mode.
+    #[arg(long, value_name = "PORT|ADDR", conflicts_with = "command", value_parser = listen_addr)]
     pub listen: Option<std::net::SocketAddr>,
     /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.
     /// Headers are never written to the tape.

@@ -242,6 +242,7 @@ impl Remote {
             return Err(why);
         }
         if kind.starts_with("text/event-stream") {
+            event(("$http/stream", json!({"state": "open"})));
             let mut events = Sse::default();
             let mut stream = resp.bytes_stream();
             while let Some(chunk) = stream.next().await {
@@ -265,6 +266,7 @@ impl Remote {
                     message(&data);
                 }
             }
+            event(("$http/stream", json!({"state": "closed"})));
             return Ok(());
         }
         let mut body = BytesMut::new();
