@@ -90,10 +90,18 @@ enum Link {
         queue: VecDeque<Vec<u8>>,
     },
     Http {
-        remote: Box<Remote>,
-        queue: VecDeque<Vec<u8>>,
+        remote: std::sync::Arc<Remote>,
+        /// Messages and HTTP facts from every POST under way, as they arrive.
+        tx: tokio::sync::mpsc::UnboundedSender<Incoming>,
+        rx: tokio::sync::mpsc::UnboundedReceiver<Incoming>,
         tap: Option<TapHandle>,
     },
+}
+
+/// What a POST's answer brings, in order.
+enum Incoming {
+    Message(Vec<u8>),
+    Event(crate::upstream::http::Event),
 }
 
 /// How a session ended.
@@ -127,10 +135,12 @@ impl Session {
             if let Some(tap) = &tap {
                 tap.lifecycle("$transport/start", json!({"url": url}));
             }
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             return Ok(Session {
                 link: Link::Http {
-                    remote: Box::new(remote),
-                    queue: VecDeque::new(),
+                    remote: std::sync::Arc::new(remote),
+                    tx,
+                    rx,
                     tap,
                 },
                 name: name.to_owned(),
@@ -208,32 +218,49 @@ impl Session {
                 let out = engine.on_client(framing::content(line.as_bytes()));
                 queue.extend(out.into_iter().map(|o| o.line));
             }
-            Link::Http { remote, queue, tap } => {
+            Link::Http {
+                remote, tx, tap, ..
+            } => {
                 let body = Bytes::copy_from_slice(framing::content(line.as_bytes()));
                 if let Some(tap) = tap {
                     tap.line(Direction::Send, Bytes::from(line));
                 }
+                // The answer streams in while the client goes on (it may have to answer a
+                // server's ping inside it): a task per POST feeds `recv`.
+                let (remote, tx) = (std::sync::Arc::clone(remote), tx.clone());
                 let request = Message::new(body.clone());
-                let mut got = Vec::new();
-                let mut events = Vec::new();
-                let result = remote
-                    .post(body, &mut |m| got.push(m.to_vec()), &mut |e| events.push(e))
-                    .await;
-                if let Some(tap) = tap {
-                    for (method, params) in events {
-                        tap.lifecycle(method, params);
+                let post = async move {
+                    let (m_tx, e_tx) = (tx.clone(), tx.clone());
+                    let mut answered = false;
+                    let result = remote
+                        .post(
+                            body,
+                            &mut |m| {
+                                answered |= crate::upstream::http::answers(&request, m);
+                                let _ = m_tx.send(Incoming::Message(m.to_vec()));
+                            },
+                            &mut |e| drop(e_tx.send(Incoming::Event(e))),
+                        )
+                        .await;
+                    let why = match result {
+                        Err(why) => why,
+                        Ok(()) if !answered && request.kind() == Kind::Request => {
+                            format!(
+                                "the server at `{}` closed the stream without answering",
+                                remote.url()
+                            )
+                        }
+                        Ok(()) => return,
+                    };
+                    if let Some(error) = crate::upstream::http::error_for(&request, &why) {
+                        let _ = tx.send(Incoming::Message(error));
                     }
-                    for m in &got {
-                        let mut l = m.clone();
-                        l.push(b'\n');
-                        tap.line(Direction::Recv, Bytes::from(l));
-                    }
-                }
-                queue.extend(got);
-                if let Err(why) = result
-                    && let Some(error) = crate::upstream::http::error_for(&request, &why)
-                {
-                    queue.push_back(error);
+                };
+                if value.get("id").is_some() && value.get("method").is_some() {
+                    tokio::spawn(post);
+                } else {
+                    // Notifications and answers go in order.
+                    post.await;
                 }
             }
         }
@@ -262,10 +289,28 @@ impl Session {
                     Err(_) => return None,
                 }
             },
-            Link::Replay { queue, .. } | Link::Http { queue, .. } => {
+            Link::Replay { queue, .. } => {
                 let line = queue.pop_front()?;
                 Some(framing::content(&line).to_vec())
             }
+            Link::Http { rx, tap, .. } => loop {
+                match rx.recv().await? {
+                    Incoming::Message(m) => {
+                        let m = crate::upstream::http::one_line(&m).into_owned();
+                        if let Some(tap) = tap {
+                            let mut l = m.clone();
+                            l.push(b'\n');
+                            tap.line(Direction::Recv, Bytes::from(l));
+                        }
+                        return Some(m);
+                    }
+                    Incoming::Event((method, params)) => {
+                        if let Some(tap) = tap {
+                            tap.lifecycle(method, params);
+                        }
+                    }
+                }
+            },
         }
     }
 

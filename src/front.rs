@@ -177,14 +177,20 @@ impl State {
     }
 }
 
+/// One SSE event carrying one message (on one line).
+fn sse_event(line: &[u8]) -> Bytes {
+    let line = crate::upstream::http::one_line(line);
+    let mut event = Vec::with_capacity(line.len() + 24);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(&line);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
 /// Routes a message from the server side to the stream that waits for it.
 fn route(session: &mut Session, line: &[u8]) {
     let msg = Message::new(Bytes::copy_from_slice(line));
-    let mut event = Vec::with_capacity(line.len() + 16);
-    event.extend_from_slice(b"event: message\ndata: ");
-    event.extend_from_slice(line);
-    event.extend_from_slice(b"\n\n");
-    let event = Bytes::from(event);
+    let event = sse_event(line);
     if matches!(msg.kind(), Kind::Response | Kind::Error)
         && let Some(tx) = msg.id().and_then(|id| session.waiting.remove(id))
     {
@@ -213,6 +219,12 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if req.method() == hyper::Method::DELETE {
+        let known = session_id
+            .as_ref()
+            .is_some_and(|id| state.sessions.lock().is_ok_and(|s| s.contains_key(id)));
+        if !known {
+            return Ok(full(StatusCode::NOT_FOUND, "mcptape: no such session\n"));
+        }
         if let Some(id) = &session_id {
             state.end_session(id);
         }
@@ -306,6 +318,15 @@ async fn handle(
         let forget = |session: &Arc<Mutex<Session>>| {
             if let (Ok(mut s), Some(live)) = (session.lock(), msg.id()) {
                 s.waiting.remove(live);
+                if s.newest.as_ref().is_some_and(|n| n.same_channel(&tx)) {
+                    s.newest = None;
+                }
+            }
+        };
+        // A session the upstream never accepted, or has forgotten, is over here too.
+        let drop_session = |status: Option<u16>| {
+            if msg.method() == Some("initialize") || status == Some(404) {
+                state.end_session(&id);
             }
         };
         let mut events = Vec::new();
@@ -314,6 +335,7 @@ async fn handle(
         match answer {
             Err(why) => {
                 forget(&session);
+                drop_session(None);
                 return Ok(full(StatusCode::BAD_GATEWAY, &format!("{why}\n")));
             }
             Ok(Answer::Accepted) => {
@@ -323,6 +345,7 @@ async fn handle(
             Ok(Answer::Failed { status, body }) => {
                 // The client sees what it would see live (a 404 for an expired session…).
                 forget(&session);
+                drop_session(Some(status));
                 let mut r = full(
                     StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
                     "",
@@ -331,47 +354,65 @@ async fn handle(
                 return Ok(r);
             }
             Ok(Answer::Messages(resp)) => {
+                // What this POST's upstream stream carries belongs to this POST's stream
+                // (its response, and the server requests and notifications before it).
+                let own = tx.clone();
                 let (session2, msg2, tap2) = (Arc::clone(&session), msg.clone(), tap.clone());
-                // The client's stream: when it goes away, so does the upstream request.
-                let watch = is_request.then(|| tx.clone());
                 tokio::spawn(async move {
-                    let tap3 = tap2.clone();
-                    let gone = async {
-                        match &watch {
-                            Some(w) => w.closed().await,
-                            None => std::future::pending().await,
+                    if let Some(live) = msg2.id()
+                        && let Ok(mut s) = session2.lock()
+                    {
+                        s.waiting.remove(live);
+                        if s.newest.as_ref().is_some_and(|n| n.same_channel(&own)) {
+                            s.newest = None;
                         }
-                    };
+                    }
+                    let mut answered = false;
                     let mut on_message = |m: &[u8]| {
+                        answered |= crate::upstream::http::answers(&msg2, m);
                         if let Some(tap) = &tap2 {
-                            let mut l = m.to_vec();
+                            let mut l = crate::upstream::http::one_line(m).into_owned();
                             l.push(b'\n');
                             tap.line(Direction::Recv, Bytes::from(l));
                         }
-                        if let Ok(mut s) = session2.lock() {
+                        if is_request {
+                            let _ = own.send(sse_event(m));
+                        } else if let Ok(mut s) = session2.lock() {
                             route(&mut s, m);
                         }
                     };
+                    let tap3 = tap2.clone();
                     let mut on_event = |(method, params): crate::upstream::http::Event| {
                         if let Some(tap) = &tap3 {
                             tap.lifecycle(method, params);
                         }
                     };
                     let reading = remote.read(resp, &mut on_message, &mut on_event);
+                    let gone = async {
+                        if is_request {
+                            own.closed().await
+                        } else {
+                            std::future::pending().await
+                        }
+                    };
                     let result = tokio::select! {
                         r = reading => r,
                         () = gone => {
-                            if let Some(tap) = &tap {
+                            if let Some(tap) = &tap2 {
                                 tap.lifecycle("$http/cancelled", json!({"reason": "the client closed its stream"}));
                             }
                             return;
                         }
                     };
-                    if let Err(why) = result
-                        && let Some(error) = error_for(&msg2, &why)
-                        && let Ok(mut s) = session2.lock()
-                    {
-                        route(&mut s, &error);
+                    let why = match result {
+                        Err(why) => why,
+                        Ok(()) if is_request && !answered => {
+                            "the upstream closed the stream without answering".to_owned()
+                        }
+                        Ok(()) => return,
+                    };
+                    if let Some(error) = error_for(&msg2, &why) {
+                        let _ = own.send(sse_event(&error));
                     }
                 });
             }

@@ -280,28 +280,47 @@ impl Wire {
                 None => false,
             },
             Wire::Http { remote, tx, .. } => {
-                // Each message is its own POST; its answer streams in while others wait.
+                // A request is its own POST, whose answer streams in while others wait;
+                // notifications and answers go in order.
                 let (remote, tx, body) = (
                     std::sync::Arc::clone(remote),
                     tx.clone(),
                     Bytes::copy_from_slice(text.as_bytes()),
                 );
-                tokio::spawn(async move {
-                    let request = Message::new(body.clone());
+                let request = Message::new(body.clone());
+                let is_request = request.kind() == Kind::Request;
+                let post = async move {
                     let sink = tx.clone();
+                    let mut answered = false;
                     let result = remote
                         .post(
                             body,
-                            &mut |m| drop(sink.send(Bytes::copy_from_slice(m))),
+                            &mut |m| {
+                                answered |= crate::upstream::http::answers(&request, m);
+                                drop(sink.send(Bytes::copy_from_slice(
+                                    &crate::upstream::http::one_line(m),
+                                )));
+                            },
                             &mut |_| {},
                         )
                         .await;
-                    if let Err(why) = result
-                        && let Some(error) = crate::upstream::http::error_for(&request, &why)
-                    {
+                    let why = match result {
+                        Err(why) => why,
+                        Ok(()) if is_request && !answered => format!(
+                            "the server at `{}` closed the stream without answering",
+                            remote.url()
+                        ),
+                        Ok(()) => return,
+                    };
+                    if let Some(error) = crate::upstream::http::error_for(&request, &why) {
                         let _ = tx.send(Bytes::from(error));
                     }
-                });
+                };
+                if is_request {
+                    tokio::spawn(post);
+                } else {
+                    post.await;
+                }
                 true
             }
         }

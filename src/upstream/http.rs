@@ -16,8 +16,10 @@
 //! request is answered to the client as a JSON-RPC error, since a stdio client cannot see
 //! HTTP statuses.
 //!
-//! Not yet: the optional GET stream for server-initiated messages outside a request, and
-//! the `Mcp-Method`/`Mcp-Name` headers of the stateless 2026-07-28 protocol.
+//! Requests run concurrently; notifications and answers are sent in the client's order.
+//! Every POST also carries the stateless protocol's (2026-07-28) `Mcp-Method` and
+//! `Mcp-Name`; the optional GET stream is opened once a session exists. A message that
+//! arrives pretty-printed is put on one line ([`one_line`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -331,9 +333,38 @@ impl Remote {
             for (k, v) in &self.headers {
                 req = req.header(k, v);
             }
+            if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
+                req = req.header("MCP-Protocol-Version", v);
+            }
             let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
         }
     }
+}
+
+/// A message as one line: a server that pretty-prints its JSON (or sends an SSE event
+/// of several `data:` lines) has newlines between tokens, which a line-framed client
+/// cannot take. They become spaces — JSON strings cannot hold a raw newline, so nothing
+/// else changes.
+pub fn one_line(message: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if memchr::memchr2(b'\n', b'\r', message).is_none() {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    std::borrow::Cow::Owned(
+        message
+            .iter()
+            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+            .collect(),
+    )
+}
+
+/// True when `message` is the response to `request`.
+pub fn answers(request: &Message, message: &[u8]) -> bool {
+    let m = Message::new(Bytes::copy_from_slice(message));
+    matches!(
+        m.kind(),
+        crate::message::Kind::Response | crate::message::Kind::Error
+    ) && m.id().is_some()
+        && m.id() == request.id()
 }
 
 /// A JSON-RPC error answering `request` (when it has an id) with `why`.
@@ -343,35 +374,55 @@ pub fn error_for(request: &Message, why: &str) -> Option<Vec<u8>> {
     Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}").into_bytes())
 }
 
+/// What the stdio front's writer gets, in order: lines for the client (tapped once
+/// written) and HTTP facts for the tape (so the tape keeps the order they happened in).
+enum Out {
+    Line(Bytes),
+    Event(Event),
+}
+
 /// The stdio front's side: the remote, the tap, and the ordered queue to the client.
 struct Front {
     remote: Remote,
-    tap: Option<TapHandle>,
-    out: mpsc::UnboundedSender<Bytes>,
+    out: mpsc::UnboundedSender<Out>,
 }
 
 impl Front {
     fn to_client(&self, text: &[u8]) {
+        let text = one_line(text);
         let mut line = BytesMut::with_capacity(text.len() + 1);
-        line.extend_from_slice(text);
+        line.extend_from_slice(&text);
         line.extend_from_slice(b"\n");
-        let _ = self.out.send(line.freeze());
+        let _ = self.out.send(Out::Line(line.freeze()));
     }
 
     async fn post(self: Arc<Self>, body: Bytes) {
         let request = Message::new(body.clone());
-        let tap = self.tap.clone();
+        let mut answered = false;
         let result = self
             .remote
-            .post(body, &mut |m| self.to_client(m), &mut |(method, params)| {
-                if let Some(tap) = &tap {
-                    tap.lifecycle(method, params);
-                }
-            })
+            .post(
+                body,
+                &mut |m| {
+                    answered |= answers(&request, m);
+                    self.to_client(m);
+                },
+                &mut |e| drop(self.out.send(Out::Event(e))),
+            )
             .await;
-        if let Err(why) = result
-            && let Some(line) = error_for(&request, &why)
-        {
+        let why = match result {
+            Err(why) => why,
+            // The stream ended without the response (a server that expects a resumption
+            // the front does not make): the client must not wait forever.
+            Ok(()) if !answered && request.kind() == crate::message::Kind::Request => {
+                format!(
+                    "the server at `{}` closed the stream without answering",
+                    self.remote.url()
+                )
+            }
+            Ok(()) => return,
+        };
+        if let Some(line) = error_for(&request, &why) {
             self.to_client(&line);
         }
     }
@@ -428,10 +479,9 @@ pub async fn relay(
     tap: Option<TapHandle>,
     max_line: usize,
 ) -> Result<u8> {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Bytes>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
     let shared = Arc::new(Front {
         remote: Remote::new(url, headers)?,
-        tap: tap.clone(),
         out: out_tx,
     });
     if let Some(tap) = &tap {
@@ -440,12 +490,21 @@ pub async fn relay(
     let writer_tap = tap.clone();
     let writer = tokio::spawn(async move {
         let mut stdout = stdio::stdout();
-        while let Some(line) = out_rx.recv().await {
-            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
-                return false;
-            }
-            if let Some(tap) = &writer_tap {
-                tap.line(Direction::Recv, line);
+        while let Some(out) = out_rx.recv().await {
+            match out {
+                Out::Line(line) => {
+                    if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                        return false;
+                    }
+                    if let Some(tap) = &writer_tap {
+                        tap.line(Direction::Recv, line);
+                    }
+                }
+                Out::Event((method, params)) => {
+                    if let Some(tap) = &writer_tap {
+                        tap.lifecycle(method, params);
+                    }
+                }
             }
         }
         true
@@ -479,23 +538,31 @@ pub async fn relay(
                     {
                         task.abort();
                     }
-                    let task = inflight.spawn(Arc::clone(&shared).post(body));
-                    if msg.kind() == crate::message::Kind::Request && let Some(id) = msg.id() {
-                        by_id.insert(id.to_owned(), task);
+                    if msg.kind() == crate::message::Kind::Request {
+                        let task = inflight.spawn(Arc::clone(&shared).post(body));
+                        if let Some(id) = msg.id() {
+                            by_id.insert(id.to_owned(), task);
+                        }
+                    } else {
+                        // Notifications and answers go in the order the client wrote
+                        // them (a server may refuse requests before `initialized`).
+                        Arc::clone(&shared).post(body).await;
                     }
+                    by_id.retain(|_, t| !t.is_finished());
                     if listener.is_none() && shared.remote.has_session() {
                         let front = Arc::clone(&shared);
                         listener = Some(tokio::spawn(async move {
-                            let tap = front.tap.clone();
-                            front.remote.listen(&mut |m| front.to_client(m), &mut |(method, params)| {
-                                if let Some(tap) = &tap {
-                                    tap.lifecycle(method, params);
-                                }
-                            }).await;
+                            front.remote.listen(&mut |m| front.to_client(m), &mut |e| drop(front.out.send(Out::Event(e)))).await;
                         }));
                     }
                 }
-                Some(Ok(Frame::Long { .. })) => {}
+                Some(Ok(Frame::Long { bytes, last, .. })) => {
+                    // Too long to hold: never sent whole; its request (if one) is refused.
+                    if last {
+                        eprintln!("mcptape: warning: a client line over {max_line} bytes was not sent to `{url}`");
+                    }
+                    let _ = bytes;
+                }
                 Some(Err(_)) | None => break,
             },
             _ = signals.recv() => {
@@ -536,6 +603,16 @@ mod tests {
         );
         let out = sse.push(b":1}\r\n\r\ndata: x\ndata: y\n\n");
         assert_eq!(out, vec![b"{\"a\":1}".to_vec(), b"x\ny".to_vec()]);
+    }
+
+    #[test]
+    fn pretty_printed_messages_become_one_line() {
+        let pretty = b"{\n  \"id\": 1,\r\n  \"result\": {\"text\": \"a\\nb\"}\n}";
+        assert_eq!(
+            &*one_line(pretty),
+            &b"{   \"id\": 1,    \"result\": {\"text\": \"a\\nb\"} }"[..]
+        );
+        assert!(matches!(one_line(b"{}"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
