@@ -301,21 +301,7 @@ fn name_from_url(url: &str) -> String {
     } else {
         host.split('.').next().unwrap_or(host)
     };
-    let clean: String = label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    if clean.is_empty() {
-        "server".into()
-    } else {
-        clean
-    }
+    clean_name(label)
 }
 
 /// Serves one client from the tape until it hangs up (or the recorded server ended the
@@ -446,7 +432,12 @@ pub fn derive_name(argv: &[String]) -> String {
     } else {
         short
     };
-    let clean: String = chosen
+    clean_name(chosen)
+}
+
+/// A derived name made safe for tapes and messages: letters, digits, `.`, `_`, `-`.
+fn clean_name(name: &str) -> String {
+    let clean: String = name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-".contains(c) {

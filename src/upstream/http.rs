@@ -151,15 +151,7 @@ impl Remote {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .body(body);
-        for (k, v) in &self.headers {
-            req = req.header(k, v);
-        }
-        if let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) {
-            req = req.header("Mcp-Session-Id", id);
-        }
-        if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
-            req = req.header("MCP-Protocol-Version", v);
-        }
+        req = self.common_headers(req);
         // The stateless protocol (2026-07-28) routes on headers that repeat the body;
         // earlier servers ignore them.
         if let Some(method) = message.method() {
@@ -306,6 +298,16 @@ impl Remote {
             .client
             .get(&self.url)
             .header("Accept", "text/event-stream");
+        req = self.common_headers(req);
+        let Ok(resp) = req.send().await else { return };
+        if resp.status().is_success() {
+            let _ = self.read(resp, message, event).await;
+        }
+    }
+
+    /// What every request carries: the user's headers, the session id and the
+    /// negotiated protocol version once known.
+    fn common_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         for (k, v) in &self.headers {
             req = req.header(k, v);
         }
@@ -315,10 +317,7 @@ impl Remote {
         if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
             req = req.header("MCP-Protocol-Version", v);
         }
-        let Ok(resp) = req.send().await else { return };
-        if resp.status().is_success() {
-            let _ = self.read(resp, message, event).await;
-        }
+        req
     }
 
     /// True once the server has given a session id.
@@ -328,14 +327,8 @@ impl Remote {
 
     /// Ends the session (`DELETE`), if the server gave one.
     pub async fn end(&self) {
-        if let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) {
-            let mut req = self.client.delete(&self.url).header("Mcp-Session-Id", id);
-            for (k, v) in &self.headers {
-                req = req.header(k, v);
-            }
-            if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
-                req = req.header("MCP-Protocol-Version", v);
-            }
+        if self.has_session() {
+            let req = self.common_headers(self.client.delete(&self.url));
             let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
         }
     }
