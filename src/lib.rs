@@ -1,9 +1,10 @@
 //! mcptape records the JSON-RPC traffic between MCP clients and servers at the transport
 //! level, one NDJSON line per message, into tapes.
 //!
-//! Architecture: a **downstream** (where the client is: our stdio) talks through a proxy
-//! to an **upstream** — a child server process ([`upstream::child`]) or the replay engine
-//! that answers from a tape ([`upstream::replay`]); a **tap** sees every line after it is
+//! Architecture: a **downstream** (where the client is: our stdio, the HTTP [`front`], or
+//! the built-in [`client`]) talks to an **upstream** — a child server process
+//! ([`upstream::child`]), a remote Streamable HTTP server ([`upstream::http`]), or the
+//! replay engine that answers from a tape ([`upstream::replay`], [`upstream::pick`]); a **tap** sees every line after it is
 //! forwarded and appends it to a tape, never changing, delaying or dropping live traffic.
 //!
 //! - [`framing`] cuts byte streams into lines without changing a byte; [`message`] tells
