@@ -177,6 +177,18 @@ impl State {
     }
 }
 
+/// A session id nobody can guess (the spec asks for a cryptographically secure one):
+/// 128 bits from the kernel's generator, in hex.
+fn fresh_session_id() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    match std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)) {
+        Ok(()) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        // No /dev/urandom: still unique, if not secret.
+        Err(_) => format!("{}{}", new_conn_id(), new_conn_id()).replace('-', ""),
+    }
+}
+
 /// One SSE event carrying one message (on one line).
 fn sse_event(line: &[u8]) -> Bytes {
     let line = crate::upstream::http::one_line(line);
@@ -270,7 +282,7 @@ async fn handle(
                     ));
                 }
             };
-            let id = new_conn_id();
+            let id = fresh_session_id();
             if let Ok(mut s) = state.sessions.lock() {
                 s.insert(id.clone(), Arc::clone(&session));
             }

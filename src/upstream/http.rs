@@ -44,6 +44,8 @@ use crate::upstream::child::READ_BUFFER_BYTES;
 pub const UPSTREAM_ERROR_CODE: i64 = -32000;
 /// The largest answer (a JSON body, or one SSE event) taken from a server.
 pub const MAX_ANSWER_BYTES: usize = crate::framing::MAX_LINE_BYTES;
+/// How many times the stdio front (re)opens the optional GET stream.
+pub const GET_STREAM_OPENINGS: usize = 8;
 /// How long in-flight requests may take to finish once the client has hung up.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
@@ -289,20 +291,25 @@ impl Remote {
 
     /// Opens the optional GET stream for messages the server sends outside any request,
     /// and hands them to `message` until it ends. A server without one (405) is fine.
+    /// True if the stream was opened (so it may be worth reopening once it ends).
     pub async fn listen(
         &self,
         message: &mut (dyn FnMut(&[u8]) + Send),
         event: &mut (dyn FnMut(Event) + Send),
-    ) {
+    ) -> bool {
         let mut req = self
             .client
             .get(&self.url)
             .header("Accept", "text/event-stream");
         req = self.common_headers(req);
-        let Ok(resp) = req.send().await else { return };
-        if resp.status().is_success() {
-            let _ = self.read(resp, message, event).await;
+        let Ok(resp) = req.send().await else {
+            return false;
+        };
+        if !resp.status().is_success() {
+            return false;
         }
+        let _ = self.read(resp, message, event).await;
+        true
     }
 
     /// What every request carries: the user's headers, the session id and the
@@ -545,7 +552,13 @@ pub async fn relay(
                     if listener.is_none() && shared.remote.has_session() {
                         let front = Arc::clone(&shared);
                         listener = Some(tokio::spawn(async move {
-                            front.remote.listen(&mut |m| front.to_client(m), &mut |e| drop(front.out.send(Out::Event(e)))).await;
+                            // The server may close it at any time; reopen it a few times.
+                            // A server that refuses the stream (405) is not asked again.
+                            for _ in 0..GET_STREAM_OPENINGS {
+                                if !front.remote.listen(&mut |m| front.to_client(m), &mut |e| drop(front.out.send(Out::Event(e)))).await {
+                                    break;
+                                }
+                            }
                         }));
                     }
                 }
