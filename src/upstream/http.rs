@@ -46,6 +46,11 @@ pub const UPSTREAM_ERROR_CODE: i64 = -32000;
 pub const MAX_ANSWER_BYTES: usize = crate::framing::MAX_LINE_BYTES;
 /// How many times the stdio front (re)opens the optional GET stream.
 pub const GET_STREAM_OPENINGS: usize = 8;
+/// How many times a POST's event stream that closed before its answer is resumed
+/// (`GET` with `Last-Event-ID`) before the request is given up.
+pub const RESUMPTIONS: usize = 8;
+/// The longest wait a server's `retry:` field can ask for before a resumption.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// How long in-flight requests may take to finish once the client has hung up.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
@@ -129,14 +134,61 @@ impl Remote {
         message: &mut (dyn FnMut(&[u8]) + Send),
         event: &mut (dyn FnMut(Event) + Send),
     ) -> std::result::Result<(), String> {
+        let request = Message::new(body.clone());
         match self.send(body, event).await? {
             Answer::Accepted => Ok(()),
             Answer::Failed { status, body } => {
                 let text = String::from_utf8_lossy(&body).into_owned();
                 Err(format!("HTTP {status} from `{}`: {text}", self.url))
             }
-            Answer::Messages(resp) => self.read(resp, message, event).await,
+            Answer::Messages(resp) => self.read_resuming(&request, resp, message, event).await,
         }
+    }
+
+    /// Reads an answer; if its event stream closes before the answer to `request`
+    /// arrives and the server gave event ids, resumes it with `Last-Event-ID` (waiting
+    /// the server's `retry:` first), as the spec's resumability asks of a client.
+    async fn read_resuming(
+        &self,
+        request: &Message,
+        resp: reqwest::Response,
+        message: &mut (dyn FnMut(&[u8]) + Send),
+        event: &mut (dyn FnMut(Event) + Send),
+    ) -> std::result::Result<(), String> {
+        let answered = std::sync::atomic::AtomicBool::new(false);
+        let mut tracked = |m: &[u8]| {
+            if answers(request, m) {
+                answered.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            message(m);
+        };
+        let mut resume = self.read_stream(resp, &mut tracked, event).await?;
+        for _ in 0..RESUMPTIONS {
+            let Some(from) = resume.take() else { break };
+            if answered.load(std::sync::atomic::Ordering::Relaxed)
+                || request.kind() != crate::message::Kind::Request
+            {
+                break;
+            }
+            tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
+            event(("$http/resume", json!({"lastEventId": from.id})));
+            let req = self
+                .client
+                .get(&self.url)
+                .header("Accept", "text/event-stream")
+                .header("Last-Event-ID", &from.id);
+            let resp = match self.common_headers(req).send().await {
+                Ok(r) if r.status().is_success() => r,
+                _ => break,
+            };
+            // A resumed stream that gives no new id resumes from the same place.
+            resume = Some(
+                self.read_stream(resp, &mut tracked, event)
+                    .await?
+                    .unwrap_or(from),
+            );
+        }
+        Ok(())
     }
 
     /// POSTs one client message and reads the answer's status and headers: what
@@ -220,6 +272,17 @@ impl Remote {
         message: &mut (dyn FnMut(&[u8]) + Send),
         event: &mut (dyn FnMut(Event) + Send),
     ) -> std::result::Result<(), String> {
+        self.read_stream(resp, message, event).await.map(drop)
+    }
+
+    /// [`Remote::read`], saying where an event stream that ended could be resumed
+    /// from (its last event id), if the server gave ids.
+    async fn read_stream(
+        &self,
+        resp: reqwest::Response,
+        message: &mut (dyn FnMut(&[u8]) + Send),
+        event: &mut (dyn FnMut(Event) + Send),
+    ) -> std::result::Result<Option<Resumption>, String> {
         let kind = resp
             .headers()
             .get("content-type")
@@ -255,7 +318,10 @@ impl Remote {
                         "$http/error",
                         json!({"url": self.url, "error": "the event stream was cut"}),
                     ));
-                    return Err(format!("the event stream from `{}` was cut", self.url));
+                    return match events.resumption() {
+                        Some(from) => Ok(Some(from)),
+                        None => Err(format!("the event stream from `{}` was cut", self.url)),
+                    };
                 };
                 for data in events.push(&chunk) {
                     self.learn(&data);
@@ -263,7 +329,7 @@ impl Remote {
                 }
             }
             event(("$http/stream", json!({"state": "closed"})));
-            return Ok(());
+            return Ok(events.resumption());
         }
         let mut body = BytesMut::new();
         let mut stream = resp.bytes_stream();
@@ -286,7 +352,7 @@ impl Remote {
             self.learn(body);
             message(body);
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Opens the optional GET stream for messages the server sends outside any request,
@@ -428,15 +494,35 @@ impl Front {
     }
 }
 
+/// Where an event stream can be resumed from: the last event id the server gave, and
+/// how long it asked to be left alone first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resumption {
+    /// The last `id:` the server gave.
+    pub id: String,
+    /// The last `retry:` the server asked for.
+    pub retry: Option<Duration>,
+}
+
 /// An incremental Server-Sent Events parser: bytes in, the data of each event out.
 #[derive(Default)]
 pub struct Sse {
     pending: BytesMut,
     data: Vec<u8>,
     has_data: bool,
+    last_id: Option<String>,
+    retry: Option<Duration>,
 }
 
 impl Sse {
+    /// The last event id seen (with the last `retry:`), if the server gave one.
+    pub fn resumption(&self) -> Option<Resumption> {
+        self.last_id.clone().map(|id| Resumption {
+            id,
+            retry: self.retry,
+        })
+    }
+
     /// Bytes held for the event under way.
     pub fn pending_len(&self) -> usize {
         self.pending.len() + self.data.len()
@@ -465,7 +551,21 @@ impl Sse {
                 self.data.extend_from_slice(value);
                 self.has_data = true;
             }
-            // `:` comments, `id:`, `event:`, `retry:` carry no message.
+            // `:` comments and `event:` carry nothing mcptape needs.
+            if let Some(value) = line.strip_prefix(b"id:") {
+                let value = value.strip_prefix(b" ").unwrap_or(value);
+                // An id with NUL is ignored (the SSE rules); an empty one clears it.
+                if !value.contains(&0)
+                    && let Ok(id) = std::str::from_utf8(value)
+                {
+                    self.last_id = (!id.is_empty()).then(|| id.to_owned());
+                }
+            } else if let Some(value) = line.strip_prefix(b"retry:") {
+                let value = value.strip_prefix(b" ").unwrap_or(value);
+                if let Some(ms) = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()) {
+                    self.retry = Some(Duration::from_millis(ms));
+                }
+            }
         }
         out
     }
@@ -599,6 +699,25 @@ pub async fn relay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sse_keeps_the_last_event_id_and_retry() {
+        let mut sse = Sse::default();
+        assert_eq!(sse.resumption(), None);
+        sse.push(b"id: 7\nretry: 250\ndata: \n\nid: 8\ndata: {}\n\n");
+        assert_eq!(
+            sse.resumption(),
+            Some(Resumption {
+                id: "8".into(),
+                retry: Some(Duration::from_millis(250))
+            })
+        );
+        // An empty id clears it; one with NUL is ignored.
+        sse.push(b"id: a\0b\n\n");
+        assert_eq!(sse.resumption().map(|r| r.id), Some("8".into()));
+        sse.push(b"id:\n\n");
+        assert_eq!(sse.resumption(), None);
+    }
 
     #[test]
     fn sse_events_split_across_reads() {

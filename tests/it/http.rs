@@ -15,21 +15,26 @@ struct HttpServer {
 
 impl HttpServer {
     fn start() -> HttpServer {
+        let argv = everything_server();
+        let mut cmd = Command::new(&argv[0]);
+        cmd.arg(&argv[1]).arg("streamableHttp");
+        HttpServer::launch(cmd)
+    }
+
+    /// Runs `cmd` with `PORT` set to a free port, and waits for it to say it listens.
+    fn launch(mut cmd: Command) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .expect("bind")
             .local_addr()
             .expect("addr")
             .port();
-        let argv = everything_server();
-        let mut child = Command::new(&argv[0])
-            .arg(&argv[1])
-            .arg("streamableHttp")
+        let mut child = cmd
             .env("PORT", port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn server-everything");
+            .expect("spawn the HTTP server");
         // Wait for its "listening" line, with a deadline.
         let stderr = child.stderr.take().expect("stderr");
         let (tx, rx) = mpsc::channel();
@@ -41,7 +46,7 @@ impl HttpServer {
             }
         });
         rx.recv_timeout(DEADLINE)
-            .expect("server-everything did not start listening");
+            .expect("the HTTP server did not start listening");
         HttpServer {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -114,6 +119,40 @@ fn a_remote_server_records_and_replays_to_a_stdio_client() {
         String::from_utf8_lossy(&recorded.stdout),
         String::from_utf8_lossy(&replayed.stdout)
     );
+}
+
+#[test]
+fn a_stream_closed_before_its_answer_is_resumed_with_last_event_id() {
+    // The SDK's own server closes the tool call's event stream before answering (SEP-1699
+    // polling); the answer arrives only to a client that resumes with `Last-Event-ID`.
+    let env = Env::new();
+    let mut cmd = Command::new("node");
+    cmd.arg(peer("ts_polling_server.mjs"));
+    let server = HttpServer::launch(cmd);
+    let tape = env.path("late.ndjson");
+    let mut p = Proc::spawn(
+        env.mcptape(["proxy", "--server", "polling", "--record"])
+            .arg(&tape)
+            .args(["--url", &server.url]),
+    );
+    p.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#);
+    assert_eq!(p.recv()["id"], 1);
+    p.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    p.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"late","arguments":{}}}"#,
+    );
+    let answer = p.recv();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "answered after the stream closed",
+        "{answer}"
+    );
+    p.close_stdin();
+    assert!(p.wait().success());
+    let entries = tape_entries(&tape);
+    let resumed = lifecycle(&entries, "$http/resume");
+    assert!(!resumed.is_empty(), "the resumption is on the tape");
+    assert!(resumed[0]["params"]["lastEventId"].is_string());
 }
 
 #[test]
