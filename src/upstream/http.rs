@@ -61,6 +61,8 @@ pub struct Remote {
     headers: Vec<(String, String)>,
     session: Mutex<Option<String>>,
     protocol: Mutex<Option<String>>,
+    /// Where the GET stream left off (its last event id), to resume it from.
+    listened: Mutex<Option<Resumption>>,
 }
 
 /// Parses `--header 'Name: value'`.
@@ -104,6 +106,7 @@ impl Remote {
             url: url.to_owned(),
             headers,
             session: Mutex::new(None),
+            listened: Mutex::new(None),
             protocol: Mutex::new(None),
         })
     }
@@ -357,16 +360,23 @@ impl Remote {
 
     /// Opens the optional GET stream for messages the server sends outside any request,
     /// and hands them to `message` until it ends. A server without one (405) is fine.
-    /// True if the stream was opened (so it may be worth reopening once it ends).
+    /// True if the stream was opened (so it may be worth reopening once it ends). A
+    /// reopening resumes from the last event id the stream gave, after its `retry:`.
     pub async fn listen(
         &self,
         message: &mut (dyn FnMut(&[u8]) + Send),
         event: &mut (dyn FnMut(Event) + Send),
     ) -> bool {
+        let from = self.listened.lock().ok().and_then(|l| l.clone());
         let mut req = self
             .client
             .get(&self.url)
             .header("Accept", "text/event-stream");
+        if let Some(from) = &from {
+            tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
+            event(("$http/resume", json!({"lastEventId": from.id})));
+            req = req.header("Last-Event-ID", &from.id);
+        }
         req = self.common_headers(req);
         let Ok(resp) = req.send().await else {
             return false;
@@ -374,7 +384,11 @@ impl Remote {
         if !resp.status().is_success() {
             return false;
         }
-        let _ = self.read(resp, message, event).await;
+        if let Ok(Some(left_off)) = self.read_stream(resp, message, event).await
+            && let Ok(mut listened) = self.listened.lock()
+        {
+            *listened = Some(left_off);
+        }
         true
     }
 

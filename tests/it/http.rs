@@ -122,7 +122,7 @@ fn a_remote_server_records_and_replays_to_a_stdio_client() {
 }
 
 #[test]
-fn a_stream_closed_before_its_answer_is_resumed_with_last_event_id() {
+fn streams_closed_early_are_resumed_with_last_event_id() {
     // The SDK's own server closes the tool call's event stream before answering (SEP-1699
     // polling); the answer arrives only to a client that resumes with `Last-Event-ID`.
     let env = Env::new();
@@ -147,6 +147,20 @@ fn a_stream_closed_before_its_answer_is_resumed_with_last_event_id() {
         answer["result"]["content"][0]["text"], "answered after the stream closed",
         "{answer}"
     );
+
+    // The GET stream, closed after "before" and reopened from its last event id, gives
+    // "after" too (the server stored it while no stream was open).
+    p.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"aside","arguments":{}}}"#);
+    let mut logged = Vec::new();
+    while logged.len() < 2 {
+        let m = p.recv();
+        if m["method"] == "notifications/message" {
+            logged.push(m["params"]["data"].clone());
+        } else {
+            assert_eq!(m["id"], 3, "{m}");
+        }
+    }
+    assert_eq!(logged, ["before", "after"]);
     p.close_stdin();
     assert!(p.wait().success());
     let entries = tape_entries(&tape);
