@@ -231,28 +231,16 @@ impl Session {
                 let request = Message::new(body.clone());
                 let post = async move {
                     let (m_tx, e_tx) = (tx.clone(), tx.clone());
-                    let mut answered = false;
                     let result = remote
                         .post(
                             body,
-                            &mut |m| {
-                                answered |= crate::upstream::http::answers(&request, m);
-                                let _ = m_tx.send(Incoming::Message(m.to_vec()));
-                            },
+                            &mut |m| drop(m_tx.send(Incoming::Message(m.to_vec()))),
                             &mut |e| drop(e_tx.send(Incoming::Event(e))),
                         )
                         .await;
-                    let why = match result {
-                        Err(why) => why,
-                        Ok(()) if !answered && request.kind() == Kind::Request => {
-                            format!(
-                                "the server at `{}` closed the stream without answering",
-                                remote.url()
-                            )
-                        }
-                        Ok(()) => return,
-                    };
-                    if let Some(error) = crate::upstream::http::error_for(&request, &why) {
+                    if let Err(why) = result
+                        && let Some(error) = crate::upstream::http::error_for(&request, &why)
+                    {
                         let _ = tx.send(Incoming::Message(error));
                     }
                 };

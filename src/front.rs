@@ -379,9 +379,7 @@ async fn handle(
                             s.newest = None;
                         }
                     }
-                    let mut answered = false;
                     let mut on_message = |m: &[u8]| {
-                        answered |= crate::upstream::http::answers(&msg2, m);
                         if let Some(tap) = &tap2 {
                             let mut l = crate::upstream::http::one_line(m).into_owned();
                             l.push(b'\n');
@@ -399,7 +397,7 @@ async fn handle(
                             tap.lifecycle(method, params);
                         }
                     };
-                    let reading = remote.read(resp, &mut on_message, &mut on_event);
+                    let reading = remote.read_answer(&msg2, resp, &mut on_message, &mut on_event);
                     let gone = async {
                         if is_request {
                             own.closed().await
@@ -416,14 +414,9 @@ async fn handle(
                             return;
                         }
                     };
-                    let why = match result {
-                        Err(why) => why,
-                        Ok(()) if is_request && !answered => {
-                            "the upstream closed the stream without answering".to_owned()
-                        }
-                        Ok(()) => return,
-                    };
-                    if let Some(error) = error_for(&msg2, &why) {
+                    if let Err(why) = result
+                        && let Some(error) = error_for(&msg2, &why)
+                    {
                         let _ = own.send(sse_event(&error));
                     }
                 });

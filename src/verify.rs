@@ -291,12 +291,10 @@ impl Wire {
                 let is_request = request.kind() == Kind::Request;
                 let post = async move {
                     let sink = tx.clone();
-                    let mut answered = false;
                     let result = remote
                         .post(
                             body,
                             &mut |m| {
-                                answered |= crate::upstream::http::answers(&request, m);
                                 drop(sink.send(Bytes::copy_from_slice(
                                     &crate::upstream::http::one_line(m),
                                 )));
@@ -304,15 +302,9 @@ impl Wire {
                             &mut |_| {},
                         )
                         .await;
-                    let why = match result {
-                        Err(why) => why,
-                        Ok(()) if is_request && !answered => format!(
-                            "the server at `{}` closed the stream without answering",
-                            remote.url()
-                        ),
-                        Ok(()) => return,
-                    };
-                    if let Some(error) = crate::upstream::http::error_for(&request, &why) {
+                    if let Err(why) = result
+                        && let Some(error) = crate::upstream::http::error_for(&request, &why)
+                    {
                         let _ = tx.send(Bytes::from(error));
                     }
                 };

@@ -21,6 +21,7 @@
 //! `Mcp-Name`; the optional GET stream is opened once a session exists. A message that
 //! arrives pretty-printed is put on one line ([`one_line`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ use tokio_util::codec::FramedRead;
 
 use crate::error::{Error, Result};
 use crate::framing::{self, Frame, LineCodec};
-use crate::message::Message;
+use crate::message::{Kind, Message};
 use crate::process::Signals;
 use crate::stdio;
 use crate::tap::TapHandle;
@@ -129,8 +130,8 @@ impl Remote {
     }
 
     /// POSTs one client message; hands each message of the answer to `message` as it
-    /// arrives, and HTTP-level facts to `event`. `Err` says why the request failed (for
-    /// a JSON-RPC error to the client).
+    /// arrives, and HTTP-level facts to `event`. `Err` says why the request failed, or
+    /// that its answer never came (for a JSON-RPC error to the client).
     pub async fn post(
         &self,
         body: Bytes,
@@ -139,50 +140,45 @@ impl Remote {
     ) -> std::result::Result<(), String> {
         let request = Message::new(body.clone());
         match self.send(body, event).await? {
+            Answer::Accepted if request.kind() == Kind::Request => Err(self.unanswered()),
             Answer::Accepted => Ok(()),
             Answer::Failed { status, body } => {
                 let text = String::from_utf8_lossy(&body).into_owned();
                 Err(format!("HTTP {status} from `{}`: {text}", self.url))
             }
-            Answer::Messages(resp) => self.read_resuming(&request, resp, message, event).await,
+            Answer::Messages(resp) => self.read_answer(&request, resp, message, event).await,
         }
     }
 
-    /// Reads an answer; if its event stream closes before the answer to `request`
-    /// arrives and the server gave event ids, resumes it with `Last-Event-ID` (waiting
-    /// the server's `retry:` first), as the spec's resumability asks of a client.
-    async fn read_resuming(
+    /// Reads the messages of a successful answer to `request` (JSON or SSE). A request's
+    /// event stream that closes before its answer is resumed from its last event id, as
+    /// the spec's resumability asks of a client; `Err` if the answer never came.
+    pub async fn read_answer(
         &self,
         request: &Message,
         resp: reqwest::Response,
         message: &mut (dyn FnMut(&[u8]) + Send),
         event: &mut (dyn FnMut(Event) + Send),
     ) -> std::result::Result<(), String> {
-        let answered = std::sync::atomic::AtomicBool::new(false);
+        if request.kind() != Kind::Request {
+            return self.read_stream(resp, message, event).await.map(drop);
+        }
+        // Shared by the callback (which must be Send) and the loop that reads it.
+        let answered = AtomicBool::new(false);
         let mut tracked = |m: &[u8]| {
             if answers(request, m) {
-                answered.store(true, std::sync::atomic::Ordering::Relaxed);
+                answered.store(true, Ordering::Relaxed);
             }
             message(m);
         };
         let mut resume = self.read_stream(resp, &mut tracked, event).await?;
         for _ in 0..RESUMPTIONS {
             let Some(from) = resume.take() else { break };
-            if answered.load(std::sync::atomic::Ordering::Relaxed)
-                || request.kind() != crate::message::Kind::Request
-            {
+            if answered.load(Ordering::Relaxed) {
                 break;
             }
-            tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
-            event(("$http/resume", json!({"lastEventId": from.id})));
-            let req = self
-                .client
-                .get(&self.url)
-                .header("Accept", "text/event-stream")
-                .header("Last-Event-ID", &from.id);
-            let resp = match self.common_headers(req).send().await {
-                Ok(r) if r.status().is_success() => r,
-                _ => break,
+            let Some(resp) = self.open_stream(Some(&from), event).await else {
+                break;
             };
             // A resumed stream that gives no new id resumes from the same place.
             resume = Some(
@@ -191,7 +187,19 @@ impl Remote {
                     .unwrap_or(from),
             );
         }
-        Ok(())
+        if answered.load(Ordering::Relaxed) {
+            Ok(())
+        } else {
+            // The client must not wait forever for an answer that will not come.
+            Err(self.unanswered())
+        }
+    }
+
+    fn unanswered(&self) -> String {
+        format!(
+            "the server at `{}` closed the stream without answering",
+            self.url
+        )
     }
 
     /// POSTs one client message and reads the answer's status and headers: what
@@ -268,18 +276,8 @@ impl Remote {
         Ok(Answer::Messages(resp))
     }
 
-    /// Reads the messages of a successful answer (JSON or SSE).
-    pub async fn read(
-        &self,
-        resp: reqwest::Response,
-        message: &mut (dyn FnMut(&[u8]) + Send),
-        event: &mut (dyn FnMut(Event) + Send),
-    ) -> std::result::Result<(), String> {
-        self.read_stream(resp, message, event).await.map(drop)
-    }
-
-    /// [`Remote::read`], saying where an event stream that ended could be resumed
-    /// from (its last event id), if the server gave ids.
+    /// Reads the messages of an answer (JSON or SSE), saying where an event stream that
+    /// ended could be resumed from (its last event id), if the server gave ids.
     async fn read_stream(
         &self,
         resp: reqwest::Response,
@@ -368,28 +366,35 @@ impl Remote {
         event: &mut (dyn FnMut(Event) + Send),
     ) -> bool {
         let from = self.listened.lock().ok().and_then(|l| l.clone());
-        let mut req = self
-            .client
-            .get(&self.url)
-            .header("Accept", "text/event-stream");
-        if let Some(from) = &from {
-            tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
-            event(("$http/resume", json!({"lastEventId": from.id})));
-            req = req.header("Last-Event-ID", &from.id);
-        }
-        req = self.common_headers(req);
-        let Ok(resp) = req.send().await else {
+        let Some(resp) = self.open_stream(from.as_ref(), event).await else {
             return false;
         };
-        if !resp.status().is_success() {
-            return false;
-        }
         if let Ok(Some(left_off)) = self.read_stream(resp, message, event).await
             && let Ok(mut listened) = self.listened.lock()
         {
             *listened = Some(left_off);
         }
         true
+    }
+
+    /// GETs an event stream: the server's own, or (with `from`) a stream resumed after its
+    /// last event id, once the server's `retry:` has passed. `None` if refused.
+    async fn open_stream(
+        &self,
+        from: Option<&Resumption>,
+        event: &mut (dyn FnMut(Event) + Send),
+    ) -> Option<reqwest::Response> {
+        let mut req = self
+            .client
+            .get(&self.url)
+            .header("Accept", "text/event-stream");
+        if let Some(from) = from {
+            tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
+            event(("$http/resume", json!({"lastEventId": from.id})));
+            req = req.header("Last-Event-ID", &from.id);
+        }
+        let resp = self.common_headers(req).send().await.ok()?;
+        resp.status().is_success().then_some(resp)
     }
 
     /// What every request carries: the user's headers, the session id and the
@@ -438,7 +443,7 @@ pub fn one_line(message: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 }
 
 /// True when `message` is the response to `request`.
-pub fn answers(request: &Message, message: &[u8]) -> bool {
+fn answers(request: &Message, message: &[u8]) -> bool {
     let m = Message::new(Bytes::copy_from_slice(message));
     matches!(
         m.kind(),
@@ -478,31 +483,15 @@ impl Front {
 
     async fn post(self: Arc<Self>, body: Bytes) {
         let request = Message::new(body.clone());
-        let mut answered = false;
         let result = self
             .remote
-            .post(
-                body,
-                &mut |m| {
-                    answered |= answers(&request, m);
-                    self.to_client(m);
-                },
-                &mut |e| drop(self.out.send(Out::Event(e))),
-            )
+            .post(body, &mut |m| self.to_client(m), &mut |e| {
+                drop(self.out.send(Out::Event(e)))
+            })
             .await;
-        let why = match result {
-            Err(why) => why,
-            // The stream ended without the response (a server that expects a resumption
-            // the front does not make): the client must not wait forever.
-            Ok(()) if !answered && request.kind() == crate::message::Kind::Request => {
-                format!(
-                    "the server at `{}` closed the stream without answering",
-                    self.remote.url()
-                )
-            }
-            Ok(()) => return,
-        };
-        if let Some(line) = error_for(&request, &why) {
+        if let Err(why) = result
+            && let Some(line) = error_for(&request, &why)
+        {
             self.to_client(&line);
         }
     }
