@@ -299,14 +299,7 @@ fn an_unwritable_mcptape_home_is_an_error_before_the_command_starts() {
 #[test]
 fn a_full_disk_is_reported_once_and_the_live_session_goes_on() {
     let env = Env::new();
-    let proxy = [
-        bin().to_string_lossy().into_owned(),
-        "proxy".into(),
-        "--server".into(),
-        "example".into(),
-        "--".into(),
-        example_server(),
-    ];
+    let proxy = proxy_argv("example", &[example_server()]);
     let mut cmd = env.mcptape([
         "record",
         "/dev/full",

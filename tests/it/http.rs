@@ -7,6 +7,22 @@ use std::sync::mpsc;
 
 use crate::support::*;
 
+/// What follows `needle` on the first line of `child`'s stderr that has it, waited for
+/// with a deadline (stderr keeps being drained after it).
+fn after_stderr_line(child: &mut Child, needle: &'static str, what: &str) -> String {
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split(needle).nth(1) {
+                let _ = tx.send(rest.to_owned());
+            }
+        }
+    });
+    rx.recv_timeout(DEADLINE)
+        .unwrap_or_else(|_| panic!("{what} did not say `{needle}` on stderr"))
+}
+
 /// server-everything listening on a loopback port, stopped when dropped.
 struct HttpServer {
     child: Child,
@@ -35,18 +51,7 @@ impl HttpServer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the HTTP server");
-        // Wait for its "listening" line, with a deadline.
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("listening on port") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        rx.recv_timeout(DEADLINE)
-            .expect("the HTTP server did not start listening");
+        after_stderr_line(&mut child, "listening on port", "the HTTP server");
         HttpServer {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -282,25 +287,7 @@ fn call_reaches_a_remote_server_from_the_config_and_replays_it() {
 #[test]
 fn a_tape_recorded_over_stdio_verifies_against_the_server_over_http() {
     let env = Env::new();
-    let mut cmd = env.mcptape([
-        "record",
-        "s",
-        "--",
-        &python(),
-        &peer("py_client.py"),
-        "replayable",
-        "--",
-    ]);
-    cmd.args([
-        bin().display().to_string(),
-        "proxy".into(),
-        "--server".into(),
-        "everything".into(),
-        "--".into(),
-    ]);
-    cmd.args(everything_server());
-    let out = run(&mut cmd);
-    assert!(out.status.success(), "{}", text(&out));
+    record_everything(&env, "s");
     let server = HttpServer::start();
     let out = run(env.mcptape(["verify", "s", "--allow-writes", "--url", &server.url]));
     assert!(out.status.success(), "{}", text(&out));
@@ -333,18 +320,8 @@ impl Front {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the front");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_owned());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("the front did not say where it listens");
+        let rest = after_stderr_line(&mut child, "listening on ", "the front");
+        let url = rest.split_whitespace().next().unwrap_or("").to_owned();
         Front { child, url }
     }
 

@@ -356,14 +356,7 @@ fn record_without_a_command_prints_exports_that_work_by_hand() {
 #[test]
 fn record_server_filter_leaves_other_servers_live_and_unrecorded() {
     let env = Env::new();
-    let proxy = [
-        bin().to_string_lossy().into_owned(),
-        "proxy".into(),
-        "--server".into(),
-        "example".into(),
-        "--".into(),
-        example_server(),
-    ];
+    let proxy = proxy_argv("example", &[example_server()]);
     let mut cmd = env.mcptape([
         "record",
         "s",

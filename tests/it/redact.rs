@@ -18,18 +18,6 @@ fn client(message: &str) -> Vec<String> {
     ]
 }
 
-fn proxied(server: &[String]) -> Vec<String> {
-    let mut argv = vec![
-        bin().display().to_string(),
-        "proxy".into(),
-        "--server".into(),
-        "everything".into(),
-        "--".into(),
-    ];
-    argv.extend(server.iter().cloned());
-    argv
-}
-
 fn message() -> String {
     format!("key {KEY} and {ENV_SECRET} and password=hunter2x and Bearer abcDEF1234567890wxyz")
 }
@@ -40,7 +28,7 @@ fn secrets_never_reach_the_tape_and_replay_still_matches() {
     let mut cmd = env.mcptape(["record", "s", "--"]);
     cmd.args(client(&message()))
         .arg("--")
-        .args(proxied(&everything_server()));
+        .args(proxy_argv("everything", &everything_server()));
     cmd.env("MCPTAPE_REDACT", "MY_SECRET")
         .env("MY_SECRET", ENV_SECRET);
     let out = run(&mut cmd);
@@ -64,7 +52,7 @@ fn secrets_never_reach_the_tape_and_replay_still_matches() {
     let mut cmd = env.mcptape(["replay", "s", "--"]);
     cmd.args(client(&message()))
         .arg("--")
-        .args(proxied(&["/nonexistent".into()]));
+        .args(proxy_argv("everything", &["/nonexistent".into()]));
     let out = run(&mut cmd);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
@@ -83,7 +71,7 @@ fn check_finds_what_no_redact_left_and_redact_rewrites_it() {
     let mut cmd = env.mcptape(["record", "s", "--no-redact", "--"]);
     cmd.args(client(&message()))
         .arg("--")
-        .args(proxied(&everything_server()));
+        .args(proxy_argv("everything", &everything_server()));
     let out = run(&mut cmd);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
@@ -136,7 +124,7 @@ fn a_tape_past_max_bytes_is_cut_with_an_entry_and_record_fails() {
     let mut cmd = env.mcptape(["record", "s", "--max-bytes", "1500", "--"]);
     cmd.args(client("hello"))
         .arg("--")
-        .args(proxied(&everything_server()));
+        .args(proxy_argv("everything", &everything_server()));
     let out = run(&mut cmd);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(

@@ -14,19 +14,6 @@ fn echo(id: u32, message: &str) -> String {
     )
 }
 
-/// `mcptape proxy --server NAME -- <server>` as argv.
-fn proxy_argv(name: &str, server: &[String]) -> Vec<String> {
-    let mut argv = vec![
-        bin().to_string_lossy().into_owned(),
-        "proxy".into(),
-        "--server".into(),
-        name.into(),
-        "--".into(),
-    ];
-    argv.extend(server.iter().cloned());
-    argv
-}
-
 /// Runs `mcptape MODE SESSION -- CLIENT... -- PROXY...`.
 fn wrapped(env: &Env, mode: &str, session: &str, client: &[String], proxy: &[String]) -> Output {
     let mut cmd = env.mcptape([mode, session, "--"]);

@@ -332,3 +332,44 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// `mcptape proxy --server NAME -- SERVER...`, as argv.
+pub fn proxy_argv(name: &str, server: &[String]) -> Vec<String> {
+    let mut argv = vec![
+        bin().to_string_lossy().into_owned(),
+        "proxy".into(),
+        "--server".into(),
+        name.into(),
+        "--".into(),
+    ];
+    argv.extend(server.iter().cloned());
+    argv
+}
+
+/// Records the Python SDK client's `scenario` against `server` (behind `mcptape proxy
+/// --server NAME`) into `session`.
+pub fn record_py(env: &Env, session: &str, scenario: &str, name: &str, server: &[String]) {
+    let out = run(env
+        .mcptape([
+            "record",
+            session,
+            "--",
+            &python(),
+            &peer("py_client.py"),
+            scenario,
+            "--",
+        ])
+        .args(proxy_argv(name, server)));
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// Records the `replayable` scenario against server-everything (stdio) into `session`.
+pub fn record_everything(env: &Env, session: &str) {
+    record_py(
+        env,
+        session,
+        "replayable",
+        "everything",
+        &everything_server(),
+    );
+}

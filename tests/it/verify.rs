@@ -16,25 +16,7 @@ fn stderr(out: &Output) -> String {
 /// Records the Python SDK client's `example` scenario (which lists the tools, so their
 /// read-only annotations are in the tape) against the example server.
 fn record_example(env: &Env) {
-    let mut cmd = env.mcptape([
-        "record",
-        "s",
-        "--",
-        &python(),
-        &peer("py_client.py"),
-        "example",
-        "--",
-    ]);
-    cmd.args([
-        bin().display().to_string(),
-        "proxy".into(),
-        "--server".into(),
-        "example".into(),
-        "--".into(),
-        example_server(),
-    ]);
-    let out = run(&mut cmd);
-    assert!(out.status.success(), "{}", text(&out));
+    record_py(env, "s", "example", "example", &[example_server()]);
 }
 
 fn verify(env: &Env, args: &[&str], server: &[&str]) -> Output {
@@ -180,25 +162,7 @@ fn volatile_fields_inside_json_text_are_ignored_by_glob_and_typos_warned() {
 #[test]
 fn server_everything_verifies_clean_with_sampling_answered_from_the_tape() {
     let env = Env::new();
-    let mut cmd = env.mcptape([
-        "record",
-        "s",
-        "--",
-        &python(),
-        &peer("py_client.py"),
-        "replayable",
-        "--",
-    ]);
-    cmd.args([
-        bin().display().to_string(),
-        "proxy".into(),
-        "--server".into(),
-        "everything".into(),
-        "--".into(),
-    ]);
-    cmd.args(everything_server());
-    let out = run(&mut cmd);
-    assert!(out.status.success(), "{}", text(&out));
+    record_everything(&env, "s");
 
     let verify_everything = |args: &[&str]| {
         let mut cmd = env.mcptape(["verify", "s"]);
