@@ -85,6 +85,15 @@ fn escape(s: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `eprintln!` for a message that quotes outside text: one line on stderr, escaped with
+/// [`line`].
+macro_rules! eprintln_escaped {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::term::line(&format!($($arg)*)))
+    };
+}
+pub(crate) use eprintln_escaped;
+
 /// A value as pretty JSON (two-space indent, as `{:#}`), C1, DEL and bidi escaped.
 pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     write_json(value, PrettyFormatter::new())
