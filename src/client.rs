@@ -382,7 +382,8 @@ impl Session {
                     .unwrap_or_default();
                 crate::term::eprintln_escaped!(
                     "mcptape: `{}` progress {}{total}{text}",
-                    self.name, p["progress"]
+                    self.name,
+                    p["progress"]
                 );
             }
             Some("notifications/message") => {

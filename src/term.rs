@@ -218,8 +218,14 @@ mod tests {
         assert_eq!(line("a\u{9b}31mb\u{85}"), "a\\u{9b}31mb\\u{85}");
         assert_eq!(line("x\u{7f}\u{0}\u{8}"), "x\\x7f\\x00\\x08");
         assert_eq!(line("abc\u{202e}fed"), "abc\\u{202e}fed");
-        assert_eq!(line("\u{61c}\u{200e}\u{200f}\u{2066}\u{2069}"), "\\u{61c}\\u{200e}\\u{200f}\\u{2066}\\u{2069}");
-        assert_eq!(line("a\u{2028}b\u{feff}\u{200b}"), "a\\u{2028}b\\u{feff}\\u{200b}");
+        assert_eq!(
+            line("\u{61c}\u{200e}\u{200f}\u{2066}\u{2069}"),
+            "\\u{61c}\\u{200e}\\u{200f}\\u{2066}\\u{2069}"
+        );
+        assert_eq!(
+            line("a\u{2028}b\u{feff}\u{200b}"),
+            "a\\u{2028}b\\u{feff}\\u{200b}"
+        );
         assert_eq!(line("hid\u{e0041}den"), "hid\\u{e0041}den");
     }
 
@@ -263,8 +269,8 @@ mod tests {
 
     #[test]
     fn raw_json_is_escaped_too() {
-        let raw = serde_json::value::RawValue::from_string("{\"t\":\"x\u{9b}y\"}".into())
-            .expect("raw");
+        let raw =
+            serde_json::value::RawValue::from_string("{\"t\":\"x\u{9b}y\"}".into()).expect("raw");
         assert_eq!(json_compact(&raw), "{\"t\":\"x\\u009by\"}");
     }
 }

@@ -222,7 +222,8 @@ impl Conversation<'_> {
                 Err(_) => {
                     crate::term::eprintln_escaped!(
                         "error: no answer from server `{}` within {}s (--timeout)",
-                        self.server, self.timeout
+                        self.server,
+                        self.timeout
                     );
                     (EXIT_TIMEOUT, "timeout")
                 }
@@ -380,7 +381,9 @@ impl cli::Call {
         let code = conversation.run(async |session: &mut Session| {
             let init = session.initialize().await?;
             if let Some(err) = init.error() {
-                crate::term::eprintln_escaped!("error: server `{server}` refused to initialize: {err}");
+                crate::term::eprintln_escaped!(
+                    "error: server `{server}` refused to initialize: {err}"
+                );
                 return Ok(EXIT_FAILED);
             }
             let params = serde_json::json!({"name": tool, "arguments": args});

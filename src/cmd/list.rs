@@ -39,7 +39,10 @@ impl cli::List {
             format!("{}\n", crate::term::json_pretty(&rows))
         } else if rows.is_empty() {
             let dir = store::recordings_dir(&home);
-            format!("no tapes in {}\n", super::show::printable(&dir.to_string_lossy()))
+            format!(
+                "no tapes in {}\n",
+                super::show::printable(&dir.to_string_lossy())
+            )
         } else {
             let mut t = format!(
                 "{:<24} {:>10} {:>5}  {:<24} {}\n",

@@ -101,7 +101,8 @@ impl cli::Replay {
                     .unwrap_or(0);
                 crate::term::eprintln_escaped!(
                     "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
-                    conn.server, conn.id
+                    conn.server,
+                    conn.id
                 );
                 failed = true;
             }

@@ -22,7 +22,9 @@ impl cli::Tools {
         let code = conversation.run(async |session: &mut Session| {
             let init = session.initialize().await?;
             if let Some(err) = init.error() {
-                crate::term::eprintln_escaped!("error: server `{server}` refused to initialize: {err}");
+                crate::term::eprintln_escaped!(
+                    "error: server `{server}` refused to initialize: {err}"
+                );
                 return Ok(EXIT_DIFFERENT);
             }
             let mut tools = Vec::new();
@@ -36,7 +38,8 @@ impl cli::Tools {
                 if let Some(err) = reply.error() {
                     crate::term::eprintln_escaped!(
                         "error: server `{server}` answered tools/list with error {}: {}",
-                        err["code"], err["message"]
+                        err["code"],
+                        err["message"]
                     );
                     return Ok(EXIT_DIFFERENT);
                 }
@@ -117,4 +120,23 @@ pub fn describe(tools: &[Value]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describe_escapes_what_the_server_wrote() {
+        let tools = [json!({
+            "name": "x\u{1b}]0;title\u{7}\n  ok forged",
+            "description": "\u{9b}2J first line\u{202e}\nsecond",
+            "inputSchema": {"properties": {"a\nb": {"type": "string", "description": "d\r\u{1b}[2J"}}},
+        })];
+        let text = describe(&tools);
+        assert_eq!(
+            text,
+            "x\\x1b]0;title\\x07\\n  ok forged\n  \\u{9b}2J first line\\u{202e}\n    a\\nb?: string  d\\r\\x1b[2J\n"
+        );
+    }
 }

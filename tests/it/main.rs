@@ -10,5 +10,5 @@ mod redact;
 mod replay;
 mod support;
 mod tapes;
-mod verify;
 mod term;
+mod verify;

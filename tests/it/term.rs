@@ -145,7 +145,11 @@ fn show_and_list_escape_a_hostile_tape() {
         assert_escaped(
             &args.join(" "),
             &out,
-            &["\\x1b]0;pwned\\x07\\x1b[2J", "evil\\x1b[2J.ndjson", "\\n  ok forged\\r"],
+            &[
+                "\\x1b]0;pwned\\x07\\x1b[2J",
+                "evil\\x1b[2J.ndjson",
+                "\\n  ok forged\\r",
+            ],
         );
     }
     let out = run(&mut env.mcptape(["show", "--json", &path]));
@@ -160,7 +164,11 @@ fn show_and_list_escape_a_hostile_tape() {
 
     let out = run(&mut env.mcptape(["list"]));
     assert!(out.status.success(), "{}", text(&out));
-    assert_escaped("list", &out, &["evil\\x1b[2J", "evil\\x1b]0;pwned", "\\n  ok"]);
+    assert_escaped(
+        "list",
+        &out,
+        &["evil\\x1b[2J", "evil\\x1b]0;pwned", "\\n  ok"],
+    );
     let out = run(&mut env.mcptape(["list", "--json"]));
     assert!(out.status.success(), "{}", text(&out));
     assert_escaped("list --json", &out, &JSON_ESCAPES);
@@ -172,10 +180,11 @@ fn show_and_list_escape_a_hostile_tape() {
 fn a_diverging_replay_escapes_its_verdict_and_the_error_quoting_the_tape() {
     let env = Env::new();
     echo_tape(&env.tape("s"), "evil", HOSTILE);
-    let out = run(env
-        .mcptape(["replay", "s", "--"])
-        .arg(bin())
-        .args(["call", "evil.echo", "message:something else"]));
+    let out = run(env.mcptape(["replay", "s", "--"]).arg(bin()).args([
+        "call",
+        "evil.echo",
+        "message:something else",
+    ]));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("DIVERGED"), "{}", text(&out));
@@ -190,7 +199,11 @@ fn a_diverging_replay_escapes_its_verdict_and_the_error_quoting_the_tape() {
 #[test]
 fn verify_escapes_its_text_and_json_reports() {
     let env = Env::new();
-    echo_tape(&env.tape("s"), "example", &format!("Echo: old\u{85}{HOSTILE}"));
+    echo_tape(
+        &env.tape("s"),
+        "example",
+        &format!("Echo: old\u{85}{HOSTILE}"),
+    );
     let verify = |format: &str| {
         run(env
             .mcptape(["verify", "s", "--allow-writes", "--format", format, "--"])
@@ -202,7 +215,11 @@ fn verify_escapes_its_text_and_json_reports() {
     assert_escaped("verify text", &out, &["\\u{85}"]);
     let out = verify("json");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert_escaped("verify json", &out, &["\\u009b31m", "\\u202edesrever", "\\u0085"]);
+    assert_escaped(
+        "verify json",
+        &out,
+        &["\\u009b31m", "\\u202edesrever", "\\u0085"],
+    );
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         serde_json::from_str::<Value>(line).expect("each verify --format json line is JSON");
     }
@@ -239,7 +256,13 @@ fn call_text_output_escapes_controls_and_keeps_newlines() {
     );
     assert_clean("call stderr", &out.stderr);
     let out = run(&mut env.mcptape([
-        "call", "--config", &config, "--output", "json", "example.echo", &message,
+        "call",
+        "--config",
+        &config,
+        "--output",
+        "json",
+        "example.echo",
+        &message,
     ]));
     assert!(out.status.success(), "{}", text(&out));
     assert_escaped("call --output json", &out, &JSON_ESCAPES);
