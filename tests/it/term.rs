@@ -287,3 +287,57 @@ fn the_error_printer_escapes_what_it_quotes() {
     assert_escaped("config error", &out, &TEXT_ESCAPES);
     assert_escaped("config error", &out, &["evil\\x1b]0;pwned\\x07"]);
 }
+
+#[test]
+fn tools_and_the_notifications_shown_meanwhile_are_escaped() {
+    let env = Env::new();
+    let tape = env.tape("t");
+    let tool = json!({"name": format!("evil{HOSTILE}"), "description": HOSTILE,
+        "inputSchema": {"type": "object", "properties": {HOSTILE: {"type": "string", "description": HOSTILE}}}});
+    write_tape(
+        &tape,
+        "evil",
+        &[
+            (
+                "send",
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
+            ),
+            (
+                "recv",
+                json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "evil", "version": "1"}}}),
+            ),
+            (
+                "send",
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            ),
+            (
+                "send",
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+            ),
+            (
+                "recv",
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": HOSTILE, "data": HOSTILE}}),
+            ),
+            (
+                "recv",
+                json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [tool]}}),
+            ),
+        ],
+    );
+    let path = tape.to_string_lossy().into_owned();
+    let out = run(&mut env.mcptape(["tools", "evil", "--replay", &path]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_escaped("tools", &out, &TEXT_ESCAPES);
+    assert_escaped(
+        "tools",
+        &out,
+        &["evil\\x1b]0;pwned\\x07", "log [\\x1b]0;pwned"],
+    );
+    let out = run(&mut env.mcptape(["tools", "evil", "--json", "--replay", &path]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_escaped("tools --json", &out, &JSON_ESCAPES);
+    let tools: Value = serde_json::from_slice(&out.stdout).expect("tools --json is JSON");
+    assert_eq!(tools[0]["description"], HOSTILE);
+}
