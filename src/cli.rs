@@ -187,7 +187,7 @@ pub enum Output {
     Text,
     /// The result object as JSON.
     Json,
-    /// The JSON-RPC response line exactly as the server wrote it.
+    /// The JSON-RPC response line exactly as the server wrote it (not escaped).
     Raw,
 }
 

@@ -268,7 +268,7 @@ impl Session {
                     }
                     Ok(Frame::Long { last, .. }) => {
                         if last {
-                            eprintln!(
+                            crate::term::eprintln_escaped!(
                                 "mcptape: warning: server `{}` wrote a line longer than the maximum; skipped",
                                 self.name
                             );
@@ -334,7 +334,7 @@ impl Session {
             }
             if message::shape(&line) != Shape::Object {
                 let shown = String::from_utf8_lossy(&line[..line.len().min(120)]).into_owned();
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: warning: server `{}` wrote a line that is not a JSON-RPC message: {shown}",
                     self.name
                 );
@@ -380,13 +380,14 @@ impl Session {
                     .as_str()
                     .map(|m| format!(" {m}"))
                     .unwrap_or_default();
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: `{}` progress {}{total}{text}",
-                    self.name, p["progress"]
+                    self.name,
+                    p["progress"]
                 );
             }
             Some("notifications/message") => {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: `{}` log [{}] {}",
                     self.name,
                     p["level"].as_str().unwrap_or("?"),

@@ -252,15 +252,16 @@ pub fn chain(err: &dyn std::error::Error) -> String {
     out
 }
 
-/// Prints `error: …` and one `caused by: …` per source on stderr; returns the exit code.
+/// Prints `error: …` and one `caused by: …` per source on stderr, each on one line with
+/// control characters escaped (messages quote tapes and servers); returns the exit code.
 pub fn report(err: &Error) -> ExitCode {
     if err.is_broken_pipe() {
         return ExitCode::from(EXIT_OK);
     }
-    eprintln!("error: {err}");
+    eprintln!("error: {}", crate::term::line(&err.to_string()));
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {
-        eprintln!("caused by: {cause}");
+        eprintln!("caused by: {}", crate::term::line(&cause.to_string()));
         source = cause.source();
     }
     ExitCode::from(err.exit_code())

@@ -15,6 +15,7 @@
 //!   replayed connection found, and [`report`] the directory it reaches its parent by.
 //! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
 //!   replays, from its own environment or its nearest ancestor's.
+//! - [`term`] escapes what a terminal would obey in text printed for people.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
 
@@ -34,6 +35,7 @@ pub mod report;
 pub mod stdio;
 pub mod tap;
 pub mod tape;
+pub mod term;
 pub mod upstream;
 pub mod verdict;
 pub mod verify;

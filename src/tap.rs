@@ -247,7 +247,7 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
                     );
                     let _ = writer.append_past_limit(&cut);
                 }
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: error: {e} ({}); recording of server `{server}` stopped here, the session goes on",
                     std::error::Error::source(&e)
                         .map(ToString::to_string)

@@ -99,9 +99,11 @@ impl Verdict {
         out
     }
 
-    /// A readable account, several lines, for stderr.
+    /// A readable account, several lines, for stderr; each value from the tape or the
+    /// client is escaped on its line ([`crate::term::line`]).
     pub fn describe(&self) -> String {
-        let conn = self.conn.as_deref().unwrap_or("-");
+        use crate::term::line;
+        let conn = line(self.conn.as_deref().unwrap_or("-"));
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let label = match (
@@ -116,15 +118,15 @@ impl Verdict {
         };
         let mut out = format!(
             "{label:<8} server `{}` connection `{conn}`: {} matched, {} given\n",
-            self.server,
+            line(&self.server),
             plural(self.matched, "client message", "client messages"),
             plural(self.answered, "recorded answer", "recorded answers"),
         );
         for p in &self.problems {
-            out.push_str(&format!("  {p}\n"));
+            out.push_str(&format!("  {}\n", line(p)));
         }
         for n in &self.notes {
-            out.push_str(&format!("  note: {n}\n"));
+            out.push_str(&format!("  note: {}\n", line(n)));
         }
         if let Some(m) = &self.mismatch {
             let at = m
@@ -133,7 +135,8 @@ impl Verdict {
                 .unwrap_or_default();
             out.push_str(&format!(
                 "  expected {}{at}\n  got      {}\n",
-                m.expected, m.got
+                line(&m.expected),
+                line(&m.got)
             ));
             if let Some(later) = m.later_line {
                 out.push_str(&format!(
@@ -141,13 +144,14 @@ impl Verdict {
                 ));
             }
             for l in m.diff.lines() {
-                out.push_str(&format!("  {l}\n"));
+                out.push_str(&format!("  {}\n", line(l)));
             }
         }
         for l in &self.leftovers {
             out.push_str(&format!(
                 "  never sent (tape line {}): {}\n",
-                l.line, l.summary
+                l.line,
+                line(&l.summary)
             ));
         }
         out

@@ -82,7 +82,7 @@ impl cli::Proxy {
             Mode::Passthrough => runtime.block_on(self.upstream(None)),
             Mode::RecordFailed { error, report } => {
                 let problem = crate::error::chain(&error);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
                 );
                 if let Some(dir) = &report {
@@ -104,7 +104,7 @@ impl cli::Proxy {
                     (Err(e), _) if self.record.is_some() => return Err(e.into()),
                     (Err(e), report) => {
                         let problem = crate::error::chain(&e);
-                        eprintln!(
+                        crate::term::eprintln_escaped!(
                             "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
                         );
                         if let Some(dir) = report {
@@ -170,7 +170,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
                 );
             }
         }
-        None if !verdict.ok() => eprint!("mcptape: {}", verdict.describe()),
+        None if !verdict.ok() => eprint!("mcptape: {}", crate::term::block(&verdict.describe())),
         None => {}
     }
 }
@@ -315,7 +315,7 @@ async fn serve_replay(
 ) -> Result<(Verdict, Option<u8>)> {
     let mut picker = Picker::new(tape, server, report, &replay_options(settings)?);
     if let Some(problem) = picker.problem() {
-        eprintln!("mcptape: error: {problem}");
+        crate::term::eprintln_escaped!("mcptape: error: {problem}");
     }
     let mut input =
         FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);

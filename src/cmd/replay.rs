@@ -84,7 +84,7 @@ impl cli::Replay {
         let verdicts = Verdict::collect(report.path());
         let mut failed = false;
         for v in &verdicts {
-            eprint!("mcptape: {}", v.describe());
+            eprint!("mcptape: {}", crate::term::block(&v.describe()));
             failed |= !v.ok();
         }
         let used: HashSet<(&str, &str)> = verdicts
@@ -99,9 +99,10 @@ impl cli::Replay {
                     .first()
                     .map(|&i| tape.entries[i].line)
                     .unwrap_or(0);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
-                    conn.server, conn.id
+                    conn.server,
+                    conn.id
                 );
                 failed = true;
             }

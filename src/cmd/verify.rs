@@ -36,7 +36,7 @@ impl cli::Verify {
         let tape = match Tape::load_warning(&path) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {}", crate::error::chain(&e));
+                crate::term::eprintln_escaped!("error: {}", crate::error::chain(&e));
                 return Ok(ExitCode::from(EXIT_TAPE));
             }
         };
@@ -117,7 +117,7 @@ impl cli::Verify {
             Format::Text => text_report(&path, &server, &command, &outcomes, &problems),
             Format::Json => outcomes
                 .iter()
-                .map(|o| format!("{}\n", serde_json::to_string(o).unwrap_or_default()))
+                .map(|o| format!("{}\n", crate::term::json_compact(o)))
                 .collect(),
             Format::Junit => junit_report(&server, &outcomes, &problems),
         };
@@ -131,7 +131,7 @@ impl cli::Verify {
         }
         if self.format != Format::Text && !problems.is_empty() {
             for p in &problems {
-                eprintln!("mcptape: {p}");
+                crate::term::eprintln_escaped!("mcptape: {p}");
             }
         }
         write_receipt(&path, &server, &command, started, &outcomes, broken);
@@ -182,6 +182,8 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
+/// The text report: one line each, every value escaped on its line
+/// ([`crate::term::line`]), as a server's answer may hold anything.
 fn text_report(
     tape: &Path,
     server: &str,
@@ -195,24 +197,27 @@ fn text_report(
         .map(|(c, n)| format!("{n} {}", c.as_str()))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut out = format!(
-        "verify `{}` (server `{server}`) against `{command}`: {summary}\n",
+    let mut out = String::new();
+    let mut put = |text: String| {
+        out.push_str(&crate::term::line(&text));
+        out.push('\n');
+    };
+    put(format!(
+        "verify `{}` (server `{server}`) against `{command}`: {summary}",
         tape.display()
-    );
+    ));
     for o in outcomes.iter().filter(|o| o.class != Class::Same) {
-        let _ = writeln!(
-            out,
+        put(format!(
             "{:<10} {} (tape line {})",
             o.class.as_str(),
             o.title(),
             o.line
-        );
+        ));
         if let Some(r) = &o.reason {
-            let _ = writeln!(out, "           {r}");
+            put(format!("           {r}"));
         }
         for d in &o.differences {
-            let _ = writeln!(
-                out,
+            put(format!(
                 "           {}: {} → {}",
                 if d.path.is_empty() {
                     "(whole answer)"
@@ -221,11 +226,11 @@ fn text_report(
                 },
                 show(&d.old),
                 show(&d.new)
-            );
+            ));
         }
     }
     for p in problems {
-        let _ = writeln!(out, "problem    {p}");
+        put(format!("problem    {p}"));
     }
     out
 }
@@ -239,6 +244,9 @@ fn xml(s: &str) -> String {
             '"' => "&quot;".into(),
             '\'' => "&apos;".into(),
             c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => " ".into(),
+            // C1 and bidi controls: as character references, so that a terminal showing
+            // the report does not obey them.
+            c if crate::term::is_dangerous(c) => format!("&#x{:x};", u32::from(c)),
             c => c.to_string(),
         })
         .collect()
