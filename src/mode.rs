@@ -241,6 +241,8 @@ pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
 pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
 /// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
 pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
+/// `1`: compare `params._meta` when matching (set by `mcptape replay --match-meta`).
+pub const ENV_MATCH_META: &str = "MCPTAPE_MATCH_META";
 /// `1`: keep the recorded delays (set by `mcptape replay --pace`).
 pub const ENV_PACE: &str = "MCPTAPE_PACE";
 
@@ -321,6 +323,7 @@ fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
         strict_initialize: flags.strict_initialize || flag(ENV_STRICT_INITIALIZE),
         unordered: flags.unordered || flag(ENV_UNORDERED),
         pace: flags.pace || flag(ENV_PACE),
+        match_meta: flags.match_meta || flag(ENV_MATCH_META),
     }
 }
 
