@@ -223,12 +223,13 @@ impl Matcher {
     }
 }
 
-/// Removes an answer's `result._meta` (verify leaves it out of the comparison unless
-/// `--match-meta`).
-pub fn remove_result_meta(answer: &mut Value) {
-    if let Some(Value::Object(result)) = answer.get_mut("result") {
+/// An answer without its `result._meta`, unless `keep` (verify leaves it out of the
+/// comparison unless `--match-meta`).
+pub fn without_result_meta(mut answer: Value, keep: bool) -> Value {
+    if !keep && let Some(Value::Object(result)) = answer.get_mut("result") {
         result.remove("_meta");
     }
+    answer
 }
 
 /// Deep equality where the recorded side may hold redaction placeholders.
@@ -440,6 +441,13 @@ mod tests {
         assert!(strict.matches(&token("a"), &token("b")));
         let bare = msg(json!({"id":1,"method":"tools/call","params":{"name":"echo"}}));
         assert!(strict.matches(&token("a"), &bare));
+        // verify's answers.
+        let answer = json!({"result":{"content":[],"_meta":{"x":1}}});
+        assert_eq!(
+            without_result_meta(answer.clone(), false),
+            json!({"result":{"content":[]}})
+        );
+        assert_eq!(without_result_meta(answer.clone(), true), answer);
     }
 
     #[test]

@@ -306,7 +306,14 @@ fn describe(source: &Source, var: &str) -> String {
 
 /// The replay flags, with the mode's environment (set by `mcptape replay`) added.
 fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
-    let flag = |name| env.get(name).is_some_and(|v| v != "0");
+    // Off for the words clap's own reading of `MCPTAPE_MATCH_META` takes as false.
+    let off = |v: &str| {
+        matches!(
+            v.to_ascii_lowercase().as_str(),
+            "0" | "n" | "no" | "f" | "false" | "off"
+        )
+    };
+    let flag = |name| env.get(name).is_some_and(|v| !off(v));
     let mut ignore: Vec<String> = env
         .get(ENV_IGNORE)
         .map(|v| {

@@ -9,9 +9,9 @@
 //! `skipped` (a tool that may write, without `--allow-writes`) or `not-played` (the
 //! server was gone). `initialize` is the handshake: played, not classified.
 //!
-//! Comparison: `result._meta` is left out unless `--match-meta` (metadata for the
-//! implementations, by the MCP spec), JSON carried in strings is parsed in place, the
-//! ignore globs are removed from both sides, a recorded `"[REDACTED]"` (or `[REDACTED]` span) matches anything.
+//! Comparison: `result._meta` is left out unless `--match-meta` (MCP metadata), JSON
+//! carried in strings is parsed in place, the ignore globs are removed from both sides,
+//! a recorded `"[REDACTED]"` (or `[REDACTED]` span) matches anything.
 //! A JSON-RPC error and a tool result with `isError: true` are both errors; two errors
 //! compare by code, then by message.
 
@@ -532,11 +532,8 @@ pub async fn run_connection(
                     }
                     continue;
                 }
-                let (mut recorded, mut live_value) = (recorded, live.value());
-                if !opts.match_meta {
-                    matcher::remove_result_meta(&mut recorded);
-                    matcher::remove_result_meta(&mut live_value);
-                }
+                let recorded = matcher::without_result_meta(recorded, opts.match_meta);
+                let live_value = matcher::without_result_meta(live.value(), opts.match_meta);
                 let (class, diffs) = compare(&recorded, &live_value, &opts.ignore, used);
                 outcome.class = class;
                 outcome.differences = diffs;

@@ -78,6 +78,22 @@ fn replay_leaves_params_meta_out_unless_match_meta() {
         err.contains("toolu_live"),
         "the diff shows the `_meta`: {err}"
     );
+
+    // A proxy's own environment, set by hand: `1` compares, `false` does not.
+    for (value, code) in [("1", 3), ("false", 0)] {
+        let mut cmd = env.mcptape(["proxy", "--server", "example", "--", "/nonexistent/server"]);
+        cmd.env("MCPTAPE_REPLAY", &tape)
+            .env("MCPTAPE_MATCH_META", value);
+        let mut p = Proc::spawn(&mut cmd);
+        replay_one_call(&mut p);
+        let status = p.wait();
+        assert_eq!(
+            status.code(),
+            Some(code),
+            "MCPTAPE_MATCH_META={value}: {}",
+            p.stderr()
+        );
+    }
 }
 
 #[test]
