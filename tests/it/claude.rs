@@ -44,8 +44,10 @@ impl MessagesApi {
         let mut cmd = Command::new("node");
         cmd.arg(peer("messages_api.mjs")).arg(&script).arg(&log);
         let proc = Proc::spawn(&mut cmd);
-        let line =
-            String::from_utf8(proc.recv_raw().expect("the stand-in's first line")).expect("utf-8");
+        let Some(line) = proc.recv_raw() else {
+            panic!("the Messages API stand-in ended: {}", proc.stderr());
+        };
+        let line = String::from_utf8(line).expect("utf-8");
         let port = line
             .trim()
             .strip_prefix("listening on ")
@@ -110,6 +112,9 @@ fn under(env: &Env, mode: &str, session: &str, api: Option<&MessagesApi>, args: 
         .env("DISABLE_TELEMETRY", "1")
         // MCP tools offered to the model directly, not deferred behind ToolSearch.
         .env("ENABLE_TOOL_SEARCH", "false")
+        // The first request waits until the servers are connected (by default `-p` may
+        // ask the model before their tools are known).
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
         .env(
             "ANTHROPIC_BASE_URL",
             api.map_or("http://127.0.0.1:9".to_owned(), |a| a.url.clone()),
