@@ -14,6 +14,8 @@ Environment:
   MCPTAPE_IGNORE, MCPTAPE_STRICT_INITIALIZE, MCPTAPE_UNORDERED, MCPTAPE_PACE
                    replay's --ignore (comma-separated), --strict-initialize, --unordered,
                    --pace (`1`), set by `mcptape replay`
+  MCPTAPE_MATCH_META
+                   `1`: replay's and verify's --match-meta (compare `_meta`)
   MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
   MCPTAPE_REPORT   a directory where proxies leave reports for their record/replay parent
 A proxy whose own environment has neither MCPTAPE_RECORD nor MCPTAPE_REPLAY takes them
@@ -151,6 +153,12 @@ pub struct Matching {
     /// Keep the recorded delays between the server's messages.
     #[arg(long)]
     pub pace: bool,
+    /// Compare `params._meta` (and a client answer's `result._meta`) too. By default
+    /// `_meta` is left out: it is metadata for the implementations (progress tokens, trace
+    /// context, an agent's own ids such as Claude Code's `claudecode/toolUseId`).
+    /// `progressToken` and trace context are never compared (the token is rewritten).
+    #[arg(long, env = "MCPTAPE_MATCH_META", value_parser = clap::builder::BoolishValueParser::new())]
+    pub match_meta: bool,
 }
 
 /// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`
@@ -298,6 +306,10 @@ pub struct Verify {
     /// Write the report to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Compare the answers' `result._meta` too (left out by default: metadata for the
+    /// implementations, not part of the answer).
+    #[arg(long, env = "MCPTAPE_MATCH_META", value_parser = clap::builder::BoolishValueParser::new())]
+    pub match_meta: bool,
     /// Re-bless: rewrite the tape's recorded answers with the live ones (the previous tape
     /// is kept as .prev.ndjson), after printing what changed.
     #[arg(long)]

@@ -241,6 +241,8 @@ pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
 pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
 /// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
 pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
+/// `1`: compare `params._meta` when matching (set by `mcptape replay --match-meta`).
+pub const ENV_MATCH_META: &str = "MCPTAPE_MATCH_META";
 /// `1`: keep the recorded delays (set by `mcptape replay --pace`).
 pub const ENV_PACE: &str = "MCPTAPE_PACE";
 
@@ -304,7 +306,14 @@ fn describe(source: &Source, var: &str) -> String {
 
 /// The replay flags, with the mode's environment (set by `mcptape replay`) added.
 fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
-    let flag = |name| env.get(name).is_some_and(|v| v != "0");
+    // Off for the words clap's own reading of `MCPTAPE_MATCH_META` takes as false.
+    let off = |v: &str| {
+        matches!(
+            v.to_ascii_lowercase().as_str(),
+            "0" | "n" | "no" | "f" | "false" | "off"
+        )
+    };
+    let flag = |name| env.get(name).is_some_and(|v| !off(v));
     let mut ignore: Vec<String> = env
         .get(ENV_IGNORE)
         .map(|v| {
@@ -321,6 +330,7 @@ fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
         strict_initialize: flags.strict_initialize || flag(ENV_STRICT_INITIALIZE),
         unordered: flags.unordered || flag(ENV_UNORDERED),
         pace: flags.pace || flag(ENV_PACE),
+        match_meta: flags.match_meta || flag(ENV_MATCH_META),
     }
 }
 

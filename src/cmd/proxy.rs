@@ -179,7 +179,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
 pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
     let globs = matcher::parse_globs(&settings.ignore).map_err(Error::Usage)?;
     Ok(replay::Options {
-        matcher: Matcher::new(globs, settings.strict_initialize),
+        matcher: Matcher::new(globs, settings.strict_initialize).match_meta(settings.match_meta),
         unordered: settings.unordered,
     })
 }

@@ -13,7 +13,7 @@ use crate::cli;
 use crate::error::{EXIT_TAPE, Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{
-    self, ENV_IGNORE, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
+    self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
     ENV_STRICT_INITIALIZE, ENV_UNORDERED,
 };
 use crate::process;
@@ -64,6 +64,7 @@ impl cli::Replay {
             (ENV_STRICT_INITIALIZE, flag(self.matching.strict_initialize)),
             (ENV_UNORDERED, flag(self.matching.unordered)),
             (ENV_PACE, flag(self.matching.pace)),
+            (ENV_MATCH_META, flag(self.matching.match_meta)),
         ];
         if self.command.is_empty() {
             super::print_exports(&vars);

@@ -63,6 +63,7 @@ impl cli::Verify {
             allow_writes: self.allow_writes,
             timeout: Duration::from_secs_f64(self.timeout),
             max_line: MAX_LINE_BYTES,
+            match_meta: self.match_meta,
         };
         let read_only = verify::read_only_tools(&tape, &server);
         let target = match &self.url {

@@ -4,7 +4,9 @@
 
 mod bad_input;
 mod call;
+mod claude;
 mod http;
+mod meta;
 mod record;
 mod redact;
 mod replay;
