@@ -34,6 +34,21 @@ fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
     }
 }
 
+/// The longest `--timeout` accepted: one day, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--timeout`: a finite, positive number of seconds, at most [`MAX_TIMEOUT_SECS`]
+/// (`inf`, `nan`, `1e30`, `0` and negatives are refused here, before anything runs).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS => Ok(secs),
+        Ok(_) => Err(format!(
+            "`{text}` is not a number of seconds greater than 0 and at most {MAX_TIMEOUT_SECS}"
+        )),
+        Err(e) => Err(format!("`{text}` is not a number of seconds: {e}")),
+    }
+}
+
 /// The default of `record --max-bytes`: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
@@ -225,8 +240,8 @@ pub struct Client {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigArg,
-    /// Give up after this many seconds (exit 124).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    /// Give up after this many seconds (exit 124); more than 0, at most 86400.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// Record into this session or tape path, whatever the environment says.
     #[arg(long, value_name = "SESSION")]
@@ -302,8 +317,9 @@ pub struct Verify {
     /// is kept as .prev.ndjson), after printing what changed.
     #[arg(long)]
     pub update: bool,
-    /// Seconds a call may take before it counts as unanswered (a new error).
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    /// Seconds a call may take before it counts as unanswered (a new error); more than
+    /// 0, at most 86400.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// A live Streamable HTTP server to verify, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]

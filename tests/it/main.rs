@@ -11,3 +11,4 @@ mod replay;
 mod support;
 mod tapes;
 mod verify;
+mod files;
