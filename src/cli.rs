@@ -91,7 +91,9 @@ pub enum Command {
 #[command(after_help = ENV_HELP)]
 pub struct Record {
     /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
-    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`.
+    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`. A tape
+    /// (or `.prev`) that is a symlink, or in a world-writable directory that is not sticky,
+    /// is refused.
     pub session: String,
     /// Record only these servers (repeatable); other proxies pass traffic through.
     #[arg(long = "server", value_name = "NAME")]
@@ -116,7 +118,8 @@ pub struct Proxy {
     /// The server's name in the tape (default: derived from CMD, printed on stderr).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Record into this session or tape path, whatever the environment says.
+    /// Record into this session or tape path, whatever the environment says (never through
+    /// a symlink). A recording not written whole turns a clean exit into status 3.
     #[arg(long, value_name = "SESSION")]
     pub record: Option<String>,
     /// Replay this session or tape path: answer from the tape, start no server.
@@ -354,8 +357,8 @@ pub struct Show {
 #[command(after_help = "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
-kept). With --check nothing changes: the exit status is 1 and every line
-`FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
+kept); a TAPE that is a symlink is refused. With --check nothing changes: the exit status
+is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
 otherwise. See docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.

@@ -518,7 +518,11 @@ pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Ser
         state.end_session(&id);
     }
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
-    let tape_errors = state.tape_errors.lock().map(|e| e.clone()).unwrap_or_default();
+    let tape_errors = state
+        .tape_errors
+        .lock()
+        .map(|e| e.clone())
+        .unwrap_or_default();
     Ok(Served {
         verdicts,
         tape_errors,

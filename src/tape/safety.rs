@@ -150,10 +150,7 @@ pub fn open(path: &Path, options: &mut OpenOptions) -> Result<File, OpenError> {
 /// Writes a whole small file (a receipt, a `.prev` copy) under the rules, with `mode`
 /// (also when it existed). It is emptied only once it is known to be safe to write.
 pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OpenError> {
-    let mut file = open(
-        path,
-        OpenOptions::new().write(true).create(true).mode(mode),
-    )?;
+    let mut file = open(path, OpenOptions::new().write(true).create(true).mode(mode))?;
     if file.metadata().is_ok_and(|m| m.is_file()) {
         file.set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(OpenError::Io)?;
@@ -193,7 +190,10 @@ mod tests {
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
         let err = write_file(&link, b"x", 0o600).expect_err("refused");
-        assert!(matches!(err, OpenError::Refused(Unsafe::Symlink)), "{err:?}");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::Symlink)),
+            "{err:?}"
+        );
         let err = check_replace(&link).expect_err("refused");
         assert!(err.to_string().contains("link"), "{err}");
         assert_eq!(std::fs::read(&target).expect("read"), b"keep");
@@ -204,10 +204,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let open_dir = dir.path().join("open");
         std::fs::create_dir(&open_dir).expect("mkdir");
-        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777))
-            .expect("chmod");
+        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         let err = write_file(&open_dir.join("f"), b"x", 0o600).expect_err("refused");
-        assert!(matches!(err, OpenError::Refused(Unsafe::SharedDir)), "{err:?}");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::SharedDir)),
+            "{err:?}"
+        );
         assert!(!open_dir.join("f").exists());
         std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o1777))
             .expect("chmod");

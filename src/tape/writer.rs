@@ -170,7 +170,11 @@ mod tests {
             err.to_string().contains("refusing to write") && err.to_string().contains("t.ndjson"),
             "{err}"
         );
-        let mode = std::fs::metadata(&target).expect("meta").permissions().mode() & 0o777;
+        let mode = std::fs::metadata(&target)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o644);
     }
 

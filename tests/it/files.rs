@@ -143,7 +143,11 @@ fn a_symlinked_prev_is_never_written_through() {
         text(&out)
     );
     assert_untouched(&victim, VICTIM);
-    assert_eq!(std::fs::read(&tape).expect("read"), before, "tape rewritten");
+    assert_eq!(
+        std::fs::read(&tape).expect("read"),
+        before,
+        "tape rewritten"
+    );
 
     // record rotates the previous tape into .prev.
     let out = run(env.mcptape(["record"]).arg(&tape).args(["--", "true"]));
@@ -217,7 +221,11 @@ fn redact_refuses_a_symlinked_tape_and_leaves_both_as_they_were() {
     // The real tape itself is redacted in place.
     let out = run(env.mcptape(["redact"]).arg(&real));
     assert!(out.status.success(), "{}", text(&out));
-    assert!(!std::fs::read_to_string(&real).expect("read").contains("hunter2"));
+    assert!(
+        !std::fs::read_to_string(&real)
+            .expect("read")
+            .contains("hunter2")
+    );
 }
 
 #[test]
@@ -242,7 +250,11 @@ fn only_directories_mcptape_creates_get_its_mode() {
     chmod(&named, 0o755);
     let out = run(env.mcptape(["record", "project/recordings/x.ndjson", "--", "true"]));
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(mode(&named), 0o755, "a directory the user named was chmodded");
+    assert_eq!(
+        mode(&named),
+        0o755,
+        "a directory the user named was chmodded"
+    );
     assert_eq!(mode(&named.join("x.ndjson")), 0o600);
 
     let out = run(env.mcptape(["record", "fresh/recordings/x.ndjson", "--", "true"]));
@@ -278,8 +290,15 @@ fn a_world_writable_directory_is_refused_unless_sticky_and_the_tape_ours() {
 fn a_standalone_proxy_record_to_a_full_disk_exits_3() {
     let env = Env::new();
     let mut p = Proc::spawn(
-        env.mcptape(["proxy", "--server", "example", "--record", "/dev/full", "--"])
-            .arg(example_server()),
+        env.mcptape([
+            "proxy",
+            "--server",
+            "example",
+            "--record",
+            "/dev/full",
+            "--",
+        ])
+        .arg(example_server()),
     );
     p.send(INIT);
     assert_eq!(p.recv()["id"], 1, "the session goes on");
@@ -304,7 +323,12 @@ fn the_http_front_recording_to_a_full_disk_exits_3() {
         .expect("addr");
     let mut front = env
         .mcptape(["proxy", "--server", "remote", "--listen", "127.0.0.1:0"])
-        .args(["--url", &format!("http://{closed}/mcp"), "--record", "/dev/full"])
+        .args([
+            "--url",
+            &format!("http://{closed}/mcp"),
+            "--record",
+            "/dev/full",
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -355,11 +379,7 @@ fn timeouts_that_are_not_a_sane_number_of_seconds_are_refused_at_parse_time() {
     for bad in ["inf", "1e30"] {
         let out = run(env.mcptape(["call", "example.echo", "message:hi", "--timeout", bad]));
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out));
-        assert!(
-            stderr(&out).contains("'--timeout"),
-            "{bad}: {}",
-            text(&out)
-        );
+        assert!(stderr(&out).contains("'--timeout"), "{bad}: {}", text(&out));
     }
     let out = run(env.mcptape(["call", "example.echo", "message:hi", "--timeout", "2.5"]));
     assert!(out.status.success(), "{}", text(&out));

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod call;
+mod files;
 mod http;
 mod record;
 mod redact;
@@ -11,4 +12,3 @@ mod replay;
 mod support;
 mod tapes;
 mod verify;
-mod files;
