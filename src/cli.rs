@@ -36,6 +36,21 @@ fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
     }
 }
 
+/// The longest `--timeout` accepted: one day, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--timeout`: a finite, positive number of seconds, at most [`MAX_TIMEOUT_SECS`]
+/// (`inf`, `nan`, `1e30`, `0` and negatives are refused here, before anything runs).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS => Ok(secs),
+        Ok(_) => Err(format!(
+            "`{text}` is not a number of seconds greater than 0 and at most {MAX_TIMEOUT_SECS}"
+        )),
+        Err(e) => Err(format!("`{text}` is not a number of seconds: {e}")),
+    }
+}
+
 /// The default of `record --max-bytes`: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
@@ -78,7 +93,9 @@ pub enum Command {
 #[command(after_help = ENV_HELP)]
 pub struct Record {
     /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
-    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`.
+    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`. A tape
+    /// (or `.prev`) that is a symlink, or in a world-writable directory that is not sticky,
+    /// is refused.
     pub session: String,
     /// Record only these servers (repeatable); other proxies pass traffic through.
     #[arg(long = "server", value_name = "NAME")]
@@ -103,7 +120,8 @@ pub struct Proxy {
     /// The server's name in the tape (default: derived from CMD, printed on stderr).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Record into this session or tape path, whatever the environment says.
+    /// Record into this session or tape path, whatever the environment says (never through
+    /// a symlink). A recording not written whole turns a clean exit into status 3.
     #[arg(long, value_name = "SESSION")]
     pub record: Option<String>,
     /// Replay this session or tape path: answer from the tape, start no server.
@@ -233,8 +251,8 @@ pub struct Client {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigArg,
-    /// Give up after this many seconds (exit 124).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    /// Give up after this many seconds (exit 124); more than 0, at most 86400.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// Record into this session or tape path, whatever the environment says.
     #[arg(long, value_name = "SESSION")]
@@ -314,8 +332,9 @@ pub struct Verify {
     /// is kept as .prev.ndjson), after printing what changed.
     #[arg(long)]
     pub update: bool,
-    /// Seconds a call may take before it counts as unanswered (a new error).
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    /// Seconds a call may take before it counts as unanswered (a new error); more than
+    /// 0, at most 86400.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// A live Streamable HTTP server to verify, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -350,8 +369,8 @@ pub struct Show {
 #[command(after_help = "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
-kept). With --check nothing changes: the exit status is 1 and every line
-`FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
+kept); a TAPE that is a symlink is refused. With --check nothing changes: the exit status
+is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
 otherwise. See docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.

@@ -77,6 +77,17 @@ struct State {
     claims: Option<tempfile::TempDir>,
     sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
     verdicts: Mutex<Vec<Verdict>>,
+    /// Why a session's recording is incomplete, one line each.
+    tape_errors: Mutex<Vec<String>>,
+}
+
+/// What the front leaves when it stops.
+#[must_use = "a recording's result must reach the exit status"]
+pub struct Served {
+    /// The verdicts of the replayed sessions (empty when forwarding).
+    pub verdicts: Vec<Verdict>,
+    /// Why recordings are incomplete (empty when they are whole, or none was made).
+    pub tape_errors: Vec<String>,
 }
 
 fn full(status: StatusCode, body: &str) -> Response<Body> {
@@ -115,7 +126,9 @@ impl State {
             } => {
                 let tap = match record {
                     Some((path, recording)) => {
-                        let writer = TapeWriter::open(path)?.limit(recording.max_bytes);
+                        let writer = TapeWriter::open(path)
+                            .inspect_err(|e| self.tape_failed(e))?
+                            .limit(recording.max_bytes);
                         let tap = Tap::start(
                             writer,
                             self.server.clone(),
@@ -172,7 +185,15 @@ impl State {
         if let Some(tap) = session.tap.take() {
             tap.handle()
                 .lifecycle("$transport/close", json!({"reason": "session ended"}));
-            tap.finish();
+            if let Some(e) = tap.finish().error {
+                self.tape_failed(&e);
+            }
+        }
+    }
+
+    fn tape_failed(&self, e: &crate::error::TapeError) {
+        if let Ok(mut errors) = self.tape_errors.lock() {
+            errors.push(crate::error::chain(e));
         }
     }
 }
@@ -448,8 +469,8 @@ async fn handle(
 }
 
 /// Serves the front on `addr` until SIGTERM/SIGINT/SIGHUP; returns the verdicts of the
-/// replayed sessions (empty when forwarding).
-pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Vec<Verdict>> {
+/// replayed sessions and what went wrong with the recorded ones.
+pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Served> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
@@ -470,6 +491,7 @@ pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Vec
         claims,
         sessions: Mutex::new(HashMap::new()),
         verdicts: Mutex::new(Vec::new()),
+        tape_errors: Mutex::new(Vec::new()),
     });
     let mut signals = Signals::new()?;
     loop {
@@ -496,5 +518,13 @@ pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Vec
         state.end_session(&id);
     }
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
-    Ok(verdicts)
+    let tape_errors = state
+        .tape_errors
+        .lock()
+        .map(|e| e.clone())
+        .unwrap_or_default();
+    Ok(Served {
+        verdicts,
+        tape_errors,
+    })
 }

@@ -192,7 +192,8 @@ impl Conversation<'_> {
                         Ok(s) => s,
                         Err(e) => {
                             if let Some(tap) = tap {
-                                tap.finish();
+                                // The session never started: its error is the one reported.
+                                let _ = tap.finish();
                             }
                             return Err(e);
                         }

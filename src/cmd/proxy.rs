@@ -88,7 +88,9 @@ impl cli::Proxy {
                 if let Some(dir) = &report {
                     report::leave_problem(dir, &server, &problem);
                 }
-                runtime.block_on(self.upstream(None))
+                runtime
+                    .block_on(self.upstream(None))
+                    .map(|code| with_recording(code, false))
             }
             Mode::Record {
                 tape,
@@ -112,7 +114,7 @@ impl cli::Proxy {
                         }
                         let code = runtime.block_on(self.upstream(None));
                         runtime.shutdown_background();
-                        return code.map(ExitCode::from);
+                        return code.map(|c| ExitCode::from(with_recording(c, false)));
                     }
                 };
                 eprintln!(
@@ -122,10 +124,16 @@ impl cli::Proxy {
                 let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
                 let code = runtime.block_on(self.upstream(Some(tap.handle())));
                 let outcome = tap.finish();
-                if let (Some(err), Some(dir)) = (outcome.error, &report) {
-                    report::leave_problem(dir, &server, &crate::error::chain(&err));
+                if let Some(err) = &outcome.error {
+                    let problem = crate::error::chain(err);
+                    match &report {
+                        Some(dir) => report::leave_problem(dir, &server, &problem),
+                        None => eprintln!(
+                            "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
+                        ),
+                    }
                 }
-                code
+                code.map(|c| with_recording(c, outcome.error.is_none()))
             }
             Mode::Replay {
                 tape,
@@ -156,6 +164,16 @@ impl cli::Proxy {
         // A tokio stdin read may be parked on the blocking pool; do not wait for it.
         runtime.shutdown_background();
         code.map(ExitCode::from)
+    }
+}
+
+/// The proxy's exit status: its server's, except that a clean exit becomes 3 when the
+/// recording is not whole (refused, or cut by a write error or a writer crash).
+fn with_recording(code: u8, whole: bool) -> u8 {
+    if code == EXIT_OK && !whole {
+        EXIT_TAPE
+    } else {
+        code
     }
 }
 
@@ -226,7 +244,7 @@ impl cli::Proxy {
                 tape,
                 source,
                 recording,
-                ..
+                report,
             } => {
                 let url = self.url.clone().ok_or_else(need_url)?;
                 store::ensure_dir(&tape)?;
@@ -241,7 +259,7 @@ impl cli::Proxy {
                         headers: headers()?,
                         record: Some((tape, recording)),
                     },
-                    None,
+                    report,
                 )
             }
             Mode::Passthrough | Mode::RecordFailed { .. } => {
@@ -260,12 +278,21 @@ impl cli::Proxy {
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let verdicts = runtime.block_on(front::serve(addr, server, source))?;
+        let served = runtime.block_on(front::serve(addr, server, source))?;
         runtime.shutdown_background();
         let mut ok = true;
-        for v in &verdicts {
+        for v in &served.verdicts {
             file_verdict(v, report.as_deref());
             ok &= v.ok();
+        }
+        for problem in &served.tape_errors {
+            match &report {
+                Some(dir) => report::leave_problem(dir, server, problem),
+                None => eprintln!(
+                    "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
+                ),
+            }
+            ok = false;
         }
         Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_TAPE }))
     }

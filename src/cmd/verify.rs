@@ -19,7 +19,7 @@ use crate::message;
 use crate::mode::{self};
 use crate::process;
 use crate::redact::Redactor;
-use crate::tape::{Tape, format, store};
+use crate::tape::{Tape, format, safety, store};
 use crate::verify::{self, Class, Outcome};
 
 impl cli::Verify {
@@ -135,7 +135,7 @@ impl cli::Verify {
                 crate::term::eprintln_escaped!("mcptape: {p}");
             }
         }
-        write_receipt(&path, &server, &command, started, &outcomes, broken);
+        write_receipt(&path, &server, &command, started, &outcomes, broken)?;
         let differ = outcomes.iter().any(|o| o.class.is_difference());
         if self.update && !broken {
             let changed = update(&path, &outcomes)?;
@@ -324,7 +324,9 @@ fn junit_report(server: &str, outcomes: &[Outcome], problems: &[String]) -> Stri
     out
 }
 
-/// `<session>.verify.json` beside the tape: what ran, when, and the counts.
+/// `<session>.verify.json` beside the tape: what ran, when, and the counts. A receipt
+/// the rules of [`crate::tape::safety`] refuse (a symlink, a shared directory) is an
+/// error; one the system cannot write (a read-only checkout) only a warning.
 fn write_receipt(
     tape: &Path,
     server: &str,
@@ -332,7 +334,7 @@ fn write_receipt(
     started: SystemTime,
     outcomes: &[Outcome],
     broken: bool,
-) {
+) -> Result<(), TapeError> {
     let name = tape
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -352,11 +354,16 @@ fn write_receipt(
         "complete": !broken,
         "counts": counts,
     });
-    if let Err(e) = std::fs::write(&path, format!("{receipt:#}\n")) {
-        eprintln!(
-            "mcptape: warning: cannot write the receipt `{}`: {e}",
-            path.display()
-        );
+    match safety::write_file(&path, format!("{receipt:#}\n").as_bytes(), 0o644) {
+        Ok(()) => Ok(()),
+        Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused { path, why }),
+        Err(safety::OpenError::Io(e)) => {
+            eprintln!(
+                "mcptape: warning: cannot write the receipt `{}`: {e}",
+                path.display()
+            );
+            Ok(())
+        }
     }
 }
 
@@ -390,10 +397,8 @@ fn update(path: &Path, outcomes: &[Outcome]) -> Result<usize> {
         lines[line_no - 1] = format!("{head},\"_meta\":{meta}}}\n");
         changed += 1;
     }
-    std::fs::copy(path, store::prev_path(path)).map_err(|source| TapeError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    safety::check_replace(path)?;
+    store::keep_prev_copy(path, text.as_bytes())?;
     store::replace_file(path, lines.concat().as_bytes())?;
     Ok(changed)
 }

@@ -5,6 +5,7 @@
 mod bad_input;
 mod call;
 mod claude;
+mod files;
 mod http;
 mod meta;
 mod record;
