@@ -10,7 +10,7 @@ use crate::support::*;
 #[test]
 fn mcporter_sample_tapes_load_with_their_connections() {
     let mut seen = 0;
-    for file in std::fs::read_dir(samples()).expect("shared/samples") {
+    for file in std::fs::read_dir(samples()).expect("tests/fixtures") {
         let path = file.expect("entry").path();
         if path.extension().is_none_or(|e| e != "ndjson") {
             continue;
