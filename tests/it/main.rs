@@ -8,6 +8,7 @@ mod http;
 mod record;
 mod redact;
 mod replay;
+mod replay_edges;
 mod support;
 mod tapes;
 mod verify;
