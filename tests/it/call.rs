@@ -398,6 +398,17 @@ fn the_readme_fixture_for_ci_with_a_config_that_names_mcptape_proxy() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(stdout(&out), "Echo: hello\n");
     assert!(!stderr(&out).contains("UNUSED"), "{}", text(&out));
+    // `tools` records in process the same way.
+    let out = run(line("mcptape record listing -- mcptape tools everything"));
+    assert!(out.status.success(), "{}", text(&out));
+    let entries = tape_entries(&env.tape("listing"));
+    assert_eq!(
+        lifecycle(&entries, "$transport/start").len(),
+        1,
+        "{entries:#?}"
+    );
+    let out = run(line("mcptape replay listing -- mcptape tools everything"));
+    assert!(out.status.success(), "{}", text(&out));
 }
 
 #[test]
