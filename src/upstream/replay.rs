@@ -32,6 +32,8 @@ use crate::tape::{Connection, Direction, Tape};
 use crate::upstream::script::{Ending, Pairs};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
+mod ends;
+
 /// The JSON-RPC error code of a replay divergence (server-defined range).
 pub const DIVERGED_CODE: i64 = -32090;
 /// JSON-RPC "parse error".
@@ -355,14 +357,7 @@ impl Replay {
         {
             self.consume(c, &msg);
             let mut out = self.advance();
-            if let Some(lost) = self.lost_answer(c) {
-                // After what the tape still gave for it (progress), never ahead of it.
-                let errors = self.tape_ends(&lost, None).into_iter();
-                out.extend(errors.map(|o| Out {
-                    immediate: false,
-                    ..o
-                }));
-            }
+            out.extend(self.lost_answer(c));
             return out;
         }
         if msg.kind() == Kind::Notification && msg.method().is_some_and(|m| ADVISORY.contains(&m)) {
@@ -384,12 +379,10 @@ impl Replay {
             };
             return vec![self.now(line)];
         }
-        if candidates.is_empty() && self.ending.is_cut() {
-            let past = format!(
-                "it holds nothing more from the client, and {} came",
-                summary(&msg)
-            );
-            return self.tape_ends(&past, Some(&msg));
+        if candidates.is_empty()
+            && let Some(out) = self.past_end(&msg)
+        {
+            return out;
         }
         self.diverge(&msg, candidates.first().copied())
     }
@@ -650,36 +643,6 @@ impl Replay {
     fn recorded_id(&self, live: &str) -> Option<String> {
         let (&step, _) = self.live.iter().filter(|(_, l)| *l == live).max()?;
         self.steps[step].message.id().map(str::to_owned)
-    }
-
-    /// For request step `i`, just matched: what a cut recording lost of its answer.
-    fn lost_answer(&self, i: usize) -> Option<String> {
-        let step = &self.steps[i];
-        (self.ending.is_cut() && self.pairs.unanswered(i)).then(|| {
-            let what = summary(&step.message);
-            format!("it holds no answer to {what} (tape line {})", step.line)
-        })
-    }
-
-    /// Stops the script where a cut recording ends: `msg` (a message past the end), if a
-    /// request, and every request still waiting get the error; the verdict says where.
-    fn tape_ends(&mut self, what: &str, msg: Option<&Message>) -> Vec<Out> {
-        let server = &self.verdict.server;
-        let conn = self.verdict.conn.as_deref().unwrap_or_default();
-        let end = format!("{what}; {}", self.ending.why());
-        let why = format!(
-            "mcptape replay of server `{server}` connection `{conn}`: the tape ends here: {end}"
-        );
-        self.verdict.tape_end = Some(end);
-        self.diverged = Some(why.clone());
-        let mut waiting = std::mem::take(&mut self.awaiting);
-        if let Some(m) = msg.filter(|m| m.kind() == Kind::Request) {
-            waiting.push(m.id().unwrap_or("null").to_owned());
-        }
-        waiting
-            .iter()
-            .map(|id| self.now(error_line(id, DIVERGED_CODE, &why)))
-            .collect()
     }
 
     /// True once the replay has diverged or reached the end of a cut recording.
