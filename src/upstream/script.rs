@@ -166,6 +166,11 @@ mod tests {
             (Direction::Recv, r#"{"id":5,"result":"A"}"#),
             (Direction::Send, r#"{"id":6,"method":"c"}"#),
             (Direction::Recv, r#"{"id":5,"result":"B"}"#),
+            (Direction::Send, r#"{"id":7,"method":"d"}"#),
+            (
+                Direction::Send,
+                r#"{"method":"notifications/cancelled","params":{"requestId":7}}"#,
+            ),
         ]
         .map(|(d, t)| (d, Message::new(t.to_owned())));
         let pairs = Pairs::of(msgs.iter().map(|(d, m)| (*d, m)));
