@@ -23,8 +23,8 @@ from its nearest ancestor process that has one (Linux), so clients that scrub th
 servers' environment still record and replay.
 
 Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N);
-2 usage or configuration error; 3 replay diverged or a recording could not be written
-whole; 126/127 the command could not be executed / was not found.";
+2 usage or configuration error; 3 replay diverged, was incomplete (the tape ended before
+the client was done) or unused, or a recording could not be written whole; 126/127 the command could not be executed / was not found.";
 
 /// `--listen`: a bare port is on the loopback address.
 fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
@@ -209,7 +209,7 @@ pub struct ConfigArg {
 /// How `call` prints the result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {
-    /// Text content as text; structured and non-text content readable.
+    /// Text content as text; structured and non-text content readable; progress on stderr.
     Text,
     /// The result object as JSON.
     Json,
@@ -225,8 +225,12 @@ that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if 
 one trailing newline dropped); key:@text is the text `@text`.
 
 Exit status: 0 a result; 1 the tool answered isError, or a JSON-RPC error, or the server
-failed; 2 usage or configuration error; 3 replay diverged; 124 timeout; 126/127 the
-server command could not be executed / was not found.")]
+failed; 2 usage or configuration error; 3 replay diverged (or the tape ended before the
+answer); 124 timeout; 126/127 the server command could not be executed / was not found.
+
+tools/call asks for progress (_meta.progressToken); with --output text it is shown on
+stderr. While recording, the server is started with MCPTAPE_RECORD= and MCPTAPE_REPLAY=
+(empty: off), so an `mcptape proxy` in the config does not record it again.")]
 pub struct Call {
     /// The server's name in the config, a dot, and the tool: `everything.echo`.
     #[arg(value_name = "SERVER.TOOL")]

@@ -32,6 +32,9 @@ pub const ENV_REPORT: &str = "MCPTAPE_REPORT";
 pub const ENV_SERVERS: &str = "MCPTAPE_SERVERS";
 /// The mcptape home (tapes in `$MCPTAPE_HOME/recordings`).
 pub const ENV_HOME: &str = "MCPTAPE_HOME";
+/// The variables that, set but empty, turn both modes off below (for the servers a
+/// `call` that records in process starts).
+pub const OFF: [&str; 2] = [ENV_RECORD, ENV_REPLAY];
 
 /// Where a mode's variables were found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,12 +55,19 @@ pub struct Verdict {
     /// The tape line where the recorded connection starts (for ordering summaries).
     #[serde(default)]
     pub first_line: Option<usize>,
+    /// Where a cut recording ended before the client was done: the request whose answer
+    /// the tape lost, or what came past its end (replay of the connection stops there).
+    #[serde(default)]
+    pub tape_end: Option<String>,
 }
 
 impl Verdict {
     /// True when the connection replayed exactly as recorded.
     pub fn ok(&self) -> bool {
-        self.mismatch.is_none() && self.leftovers.is_empty() && self.problems.is_empty()
+        self.mismatch.is_none()
+            && self.leftovers.is_empty()
+            && self.problems.is_empty()
+            && self.tape_end.is_none()
     }
 
     /// Writes the verdict into a report directory, under a name of its own.
@@ -108,7 +115,7 @@ impl Verdict {
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let label = match (
             &self.mismatch,
-            self.leftovers.is_empty(),
+            self.leftovers.is_empty() && self.tape_end.is_none(),
             self.problems.is_empty(),
         ) {
             (Some(_), _, _) => "DIVERGED",
@@ -124,6 +131,9 @@ impl Verdict {
         );
         for p in &self.problems {
             out.push_str(&format!("  {}\n", line(p)));
+        }
+        if let Some(end) = &self.tape_end {
+            out.push_str(&format!("  the tape ends here: {end}\n"));
         }
         for n in &self.notes {
             out.push_str(&format!("  note: {}\n", line(n)));

@@ -80,9 +80,16 @@ impl Conversation<'_> {
             self.no_redact,
             self.server,
         )?;
-        let live = |tap, report| -> Result<Endpoint> {
+        let live = |tap: Option<Tap>, report| -> Result<Endpoint> {
             let config = self.load_config()?;
-            let entry = config.server(self.server)?;
+            let mut entry = config.server(self.server)?;
+            if tap.is_some() {
+                // This process records the connection: a `mcptape proxy` the config names
+                // must not record it a second time. Set but empty turns the mode off.
+                entry
+                    .env
+                    .extend(mode::OFF.map(|name| (name.to_owned(), String::new())));
+            }
             Ok(Endpoint::Live { entry, tap, report })
         };
         match mode {
@@ -388,7 +395,9 @@ impl cli::Call {
                 return Ok(EXIT_FAILED);
             }
             let params = serde_json::json!({"name": tool, "arguments": args});
-            let reply = session.request("tools/call", params).await?;
+            // Progress is for people: JSON and raw output keep stderr for errors.
+            session.show_progress(output == Output::Text);
+            let reply = session.request_with_progress("tools/call", params).await?;
             Ok(print_reply(server, tool, &reply, output))
         })?;
         Ok(ExitCode::from(code))

@@ -11,6 +11,7 @@ mod meta;
 mod record;
 mod redact;
 mod replay;
+mod replay_edges;
 mod support;
 mod tapes;
 mod term;
