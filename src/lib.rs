@@ -17,6 +17,8 @@
 //!   replays, from its own environment or its nearest ancestor's.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
+//! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
+//!   a marker; the redactor's scanner is iterative at any depth.
 
 pub mod cli;
 pub mod client;
@@ -37,3 +39,5 @@ pub mod tape;
 pub mod upstream;
 pub mod verdict;
 pub mod verify;
+pub mod depth;
+mod scanner;

@@ -174,11 +174,14 @@ impl Message {
 
     /// The whole message parsed as a JSON value (for display and comparison, not
     /// forwarding). Lone surrogate escapes (`\ud83d` from a string cut mid-emoji, which
-    /// JavaScript writes) read as U+FFFD instead of failing the whole message.
+    /// JavaScript writes) read as U+FFFD instead of failing the whole message. Parts nested
+    /// deeper than [`crate::depth::MAX_JSON_DEPTH`] read as a marker string
+    /// ([`crate::depth::shallow`]).
     pub fn value(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.raw)
+        let text = crate::depth::shallow(self.text());
+        serde_json::from_str(&text)
             .ok()
-            .or_else(|| serde_json::from_str(&without_lone_surrogates(self.text())).ok())
+            .or_else(|| serde_json::from_str(&without_lone_surrogates(&text)).ok())
             .unwrap_or(serde_json::Value::Null)
     }
 }
