@@ -14,9 +14,10 @@
 //! `initialize` and `server/discover` match on method alone unless strict: client
 //! versions and capabilities differ between runs.
 //!
-//! A part nested deeper than [`MAX_JSON_DEPTH`] compares by its bytes outside whitespace: it
-//! reads as a marker holding their hash ([`crate::depth`]), and globs do not reach into it.
-//! Every walk here recurses over values at most that deep, JSON parsed out of text included.
+//! A part nested deeper than [`MAX_JSON_DEPTH`] compares by its bytes outside whitespace,
+//! once the message is redacted by the built-in rules (as a tape holds it): it reads as a
+//! marker holding their hash ([`crate::depth`]), and globs do not reach into it. Every walk
+//! here recurses over values at most that deep, JSON parsed out of text included.
 
 use serde_json::Value;
 
@@ -162,7 +163,7 @@ impl Matcher {
     /// The message as compared: `id`/`jsonrpc` dropped, volatile `_meta` keys and
     /// ignored paths removed.
     pub fn normalize(&self, msg: &Message) -> Value {
-        let mut v = msg.value();
+        let mut v = comparable(msg);
         if let Value::Object(map) = &mut v {
             map.remove("id");
             map.remove("jsonrpc");
@@ -209,6 +210,17 @@ impl Matcher {
         }
         None
     }
+}
+
+/// A message's value as compared. One nested deeper than [`MAX_JSON_DEPTH`] is redacted by
+/// the built-in rules first: its deep parts compare by their bytes, and a tape holds them
+/// redacted (redacting a recorded message again changes nothing).
+pub fn comparable(msg: &Message) -> Value {
+    if !depth::too_deep(msg.raw()) {
+        return msg.value();
+    }
+    let redacted = crate::redact::Redactor::default().message(msg.text());
+    Message::new(redacted.into_owned()).value()
 }
 
 /// Deep equality where the recorded side may hold redaction placeholders.
@@ -490,6 +502,11 @@ mod tests {
         assert!(m.matches(&rec, &call(7, &deep(1_000_000, " 1 "))));
         assert!(!m.matches(&rec, &call(1, &deep(1_000_000, "2"))));
         assert!(!m.matches(&rec, &call(1, &deep(999_999, "1"))));
+        // What recording redacted deep down matches the live secret it stands for.
+        let live = call(2, &deep(1_000, r#""Bearer abcdefghijklmnop1234""#));
+        let recorded = call(1, &deep(1_000, r#""Bearer [REDACTED]""#));
+        assert!(m.matches(&recorded, &live));
+        assert!(!m.matches(&recorded, &call(2, &deep(1_000, r#""Bearer other""#))));
         let d = differences(&m.normalize(&rec), &m.normalize(&call(1, &deep(10_000, "1"))), "");
         assert_eq!(d.len(), 1);
         assert!(d[0].path.starts_with("params.arguments.d.0.0."), "{}", d[0].path);

@@ -516,7 +516,7 @@ pub async fn run_connection(
         match live {
             Ok(Some(live)) => {
                 let recorded = recorded_answer
-                    .map(|a| a.message.value())
+                    .map(|a| matcher::comparable(&a.message))
                     .unwrap_or(Value::Null);
                 if method == "initialize" {
                     if is_error(&live.value()) {
@@ -529,7 +529,7 @@ pub async fn run_connection(
                     }
                     continue;
                 }
-                let (class, diffs) = compare(&recorded, &live.value(), &opts.ignore, used);
+                let (class, diffs) = compare(&recorded, &matcher::comparable(&live), &opts.ignore, used);
                 outcome.class = class;
                 outcome.differences = diffs;
                 outcome.live = Some(live.text().to_owned());
