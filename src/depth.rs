@@ -135,9 +135,7 @@ pub fn shallow_within(text: &str, max_depth: usize) -> Cow<'_, str> {
                 out.push_str(&text[copied..i]);
                 out.push_str(&format!(
                     "\"{TOO_DEEP}{} levels, {} bytes, fnv1a {:016x}]\"",
-                    skipped.depth,
-                    skipped.bytes,
-                    skipped.hash
+                    skipped.depth, skipped.bytes, skipped.hash
                 ));
                 (copied, i) = (skipped.end, skipped.end);
                 continue;
@@ -185,11 +183,18 @@ mod tests {
     fn shallow_keeps_what_fits_and_marks_the_rest() {
         let fits = nested(MAX_JSON_DEPTH);
         assert!(matches!(shallow(&fits), Cow::Borrowed(_)));
-        let text = format!(r#"{{"id":1,"params":{{"name":"echo","d":{}}}}}"#, nested(1_000_000));
+        let text = format!(
+            r#"{{"id":1,"params":{{"name":"echo","d":{}}}}}"#,
+            nested(1_000_000)
+        );
         let view = shallow(&text);
         let v: serde_json::Value = serde_json::from_str(&view).expect("a value serde reads");
         assert_eq!(v["params"]["name"], "echo");
-        assert_eq!(depth(view.as_bytes()), MAX_JSON_DEPTH, "the marker is a string");
+        assert_eq!(
+            depth(view.as_bytes()),
+            MAX_JSON_DEPTH,
+            "the marker is a string"
+        );
         // `d` is level 3; the marker stands where level 101 began.
         let mut inner = &v["params"]["d"];
         for _ in 3..=MAX_JSON_DEPTH {
@@ -197,7 +202,10 @@ mod tests {
         }
         let mark = inner.as_str().expect("a marker string");
         assert!(
-            mark.starts_with(&format!("{TOO_DEEP}{} levels, ", 1_000_000 - MAX_JSON_DEPTH + 2)),
+            mark.starts_with(&format!(
+                "{TOO_DEEP}{} levels, ",
+                1_000_000 - MAX_JSON_DEPTH + 2
+            )),
             "{mark}"
         );
     }
@@ -209,7 +217,11 @@ mod tests {
             format!("{}{leaf}{}", "[".repeat(n), "]".repeat(n))
         };
         let a = shallow(&deep("1")).into_owned();
-        assert_eq!(a, shallow(&deep(" 1 ")).into_owned(), "whitespace is not compared");
+        assert_eq!(
+            a,
+            shallow(&deep(" 1 ")).into_owned(),
+            "whitespace is not compared"
+        );
         assert_ne!(a, shallow(&deep("2")).into_owned());
         assert_ne!(
             shallow(&deep(r#""a b""#)).into_owned(),
@@ -220,7 +232,14 @@ mod tests {
 
     #[test]
     fn broken_text_never_panics() {
-        for text in ["[[[[", "]]]]", "{\"a\":\"", "\\", "[\"\\", &nested(300)[..250]] {
+        for text in [
+            "[[[[",
+            "]]]]",
+            "{\"a\":\"",
+            "\\",
+            "[\"\\",
+            &nested(300)[..250],
+        ] {
             let _ = shallow_within(text, 2);
             let _ = depth(text.as_bytes());
         }

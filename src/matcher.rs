@@ -507,9 +507,17 @@ mod tests {
         let recorded = call(1, &deep(1_000, r#""Bearer [REDACTED]""#));
         assert!(m.matches(&recorded, &live));
         assert!(!m.matches(&recorded, &call(2, &deep(1_000, r#""Bearer other""#))));
-        let d = differences(&m.normalize(&rec), &m.normalize(&call(1, &deep(10_000, "1"))), "");
+        let d = differences(
+            &m.normalize(&rec),
+            &m.normalize(&call(1, &deep(10_000, "1"))),
+            "",
+        );
         assert_eq!(d.len(), 1);
-        assert!(d[0].path.starts_with("params.arguments.d.0.0."), "{}", d[0].path);
+        assert!(
+            d[0].path.starts_with("params.arguments.d.0.0."),
+            "{}",
+            d[0].path
+        );
     }
 
     #[test]

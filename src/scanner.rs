@@ -509,12 +509,7 @@ mod tests {
         // Each level is a credential-named object whose `type` comes after a deep member:
         // telling schemas from secrets must not rescan what is below (quadratic: hours).
         let r = Redactor::default();
-        let schemas = nested(
-            50_000,
-            r#"{"password":{"x":"#,
-            "1",
-            r#","type":"string"}}"#,
-        );
+        let schemas = nested(50_000, r#"{"password":{"x":"#, "1", r#","type":"string"}}"#);
         assert!(matches!(redact(&r, &schemas), Cow::Borrowed(_)));
         let secrets = nested(100_000, r#"{"secret":"#, "7", "}");
         assert_eq!(

@@ -529,7 +529,8 @@ pub async fn run_connection(
                     }
                     continue;
                 }
-                let (class, diffs) = compare(&recorded, &matcher::comparable(&live), &opts.ignore, used);
+                let (class, diffs) =
+                    compare(&recorded, &matcher::comparable(&live), &opts.ignore, used);
                 outcome.class = class;
                 outcome.differences = diffs;
                 outcome.live = Some(live.text().to_owned());

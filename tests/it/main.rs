@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod call;
+mod deep;
 mod http;
 mod record;
 mod redact;
