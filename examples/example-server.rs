@@ -180,7 +180,8 @@ fn handle_line(opts: &Options, line: &[u8], out: &mut impl Write) -> io::Result<
     match id {
         // Notifications (`notifications/*` or any other) get no reply.
         None => Ok(()),
-        Some(id) if method == "tools/call" => match deep_levels(fields.get("params")) {
+        Some(id) if method == "tools/call" => match deep_levels(fields.get("params").map(|p| &**p))
+        {
             Some(levels) => send_line(out, &deep_answer(id, levels)),
             None => call_tool(opts, id, &member("params"), out),
         },
@@ -380,7 +381,7 @@ fn slow(id: &str, params: &Value, args: &Value, out: &mut impl Write) -> io::Res
 
 /// For a call of `deep`: how many levels to answer with, `arguments.levels` or else how
 /// deep the raw arguments nest. Read from raw text, so that arguments of any depth do.
-fn deep_levels(params: Option<&Box<RawValue>>) -> Option<usize> {
+fn deep_levels(params: Option<&RawValue>) -> Option<usize> {
     let params: BTreeMap<String, Box<RawValue>> = serde_json::from_str(params?.get()).ok()?;
     if serde_json::from_str::<String>(params.get("name")?.get()).ok()? != "deep" {
         return None;

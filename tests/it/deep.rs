@@ -443,8 +443,8 @@ fn post(authority: &str, session: Option<&str>, body: &str) -> (String, Option<S
 /// The JSON-RPC message of an SSE answer (the last `data:` line), or the body itself.
 fn answer_of(body: &str) -> String {
     body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("data: "))
         .unwrap_or(body)
         .to_owned()
 }
