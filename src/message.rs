@@ -307,6 +307,21 @@ mod tests {
     }
 
     #[test]
+    fn a_message_too_deep_for_serde_reads_with_a_marker_not_as_null() {
+        let levels = 1_000_000;
+        let text = format!(
+            r#"{{"id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"d":{}{}}}}}}}"#,
+            "[".repeat(levels),
+            "]".repeat(levels)
+        );
+        let m = Message::new(text);
+        assert_eq!(m.kind(), Kind::Request);
+        let v = m.value();
+        assert_eq!(v["params"]["name"], "x");
+        assert!(v.to_string().contains(crate::depth::TOO_DEEP));
+    }
+
+    #[test]
     fn replace_member_touches_only_that_value() {
         let text = r#"{"jsonrpc":"2.0", "id" : 7,"result":{"id":7,"x":1.0}}"#;
         assert_eq!(

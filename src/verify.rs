@@ -26,7 +26,7 @@ use tokio_util::codec::FramedRead;
 
 use crate::error::Result;
 use crate::framing::{self, Frame, LineCodec};
-use crate::matcher::{self, Difference, Glob};
+use crate::matcher::{self, Difference, Glob, comparable};
 use crate::message::{self, Kind, Message, Shape};
 use crate::process;
 use crate::tape::{Connection, Direction, Entry, Tape};
@@ -516,7 +516,7 @@ pub async fn run_connection(
         match live {
             Ok(Some(live)) => {
                 let recorded = recorded_answer
-                    .map(|a| matcher::comparable(&a.message))
+                    .map(|a| comparable(&a.message))
                     .unwrap_or(Value::Null);
                 if method == "initialize" {
                     if is_error(&live.value()) {
@@ -529,8 +529,7 @@ pub async fn run_connection(
                     }
                     continue;
                 }
-                let (class, diffs) =
-                    compare(&recorded, &matcher::comparable(&live), &opts.ignore, used);
+                let (class, diffs) = compare(&recorded, &comparable(&live), &opts.ignore, used);
                 outcome.class = class;
                 outcome.differences = diffs;
                 outcome.live = Some(live.text().to_owned());
