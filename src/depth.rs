@@ -25,7 +25,7 @@ pub const MAX_JSON_DEPTH: usize = 100;
 pub const TOO_DEEP: &str = "[too deep: ";
 
 /// From an opening quote at `start`, the position after the closing one (or the end).
-fn string_end(b: &[u8], start: usize) -> usize {
+pub(crate) fn string_end(b: &[u8], start: usize) -> usize {
     let mut i = start + 1;
     while let Some(j) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
         i += j;

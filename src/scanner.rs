@@ -1,12 +1,13 @@
 //! The redactor's scanner: one pass over a JSON text, replacing the spans that hold secrets.
 //!
 //! It is iterative at any depth: the arrays and objects it is inside are an explicit stack
-//! (a few bytes each), never the call stack, so a message nested a million levels deep is
+//! (a byte each), never the call stack, so a message nested a million levels deep is
 //! redacted like any other, by every rule ([`crate::redact`]). JSON carried inside a string
 //! is followed [`MAX_NESTED_JSON`] strings deep. The work stays linear in the input: each
 //! byte is read once by the walk, and a credential-named object is told from a JSON Schema
 //! by its direct members only, skipping nested values through a table of where each array
-//! or object ends, built once per text and only when needed.
+//! or object ends, built once per text and only when needed. Memory: a byte per level of
+//! nesting, and 8 bytes per array or object while that table is built.
 //!
 //! The JSON path of a finding (`redact --check`) names at most
 //! [`crate::depth::MAX_JSON_DEPTH`] levels, then `…`.
@@ -15,7 +16,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::depth::MAX_JSON_DEPTH;
+use crate::depth::{MAX_JSON_DEPTH, string_end};
 use crate::redact::{Finding, Redactor, is_secret_name};
 
 /// How deep JSON carried in strings is followed.
@@ -45,13 +46,71 @@ fn decode_string(raw: &str) -> Option<String> {
         .or_else(|| serde_json::from_str(&crate::message::without_lone_surrogates(raw)).ok())
 }
 
-/// An array or object the walk is inside.
-struct Frame {
-    object: bool,
-    /// The index of the current element (arrays).
-    index: usize,
-    /// The current member's value is inside a credential-named object or list.
-    secret: bool,
+/// The arrays and objects the walk is inside: one byte each (kind, and whether the current
+/// member's value is inside a credential-named object or list), plus the current element
+/// index of the first [`MAX_JSON_DEPTH`] levels, for paths.
+#[derive(Default)]
+struct Frames {
+    flags: Vec<u8>,
+    indexes: Vec<usize>,
+}
+
+/// [`Frames`] flag: an object (else an array).
+const OBJECT: u8 = 1;
+/// [`Frames`] flag: the current member's value is secret.
+const SECRET: u8 = 2;
+
+impl Frames {
+    fn push(&mut self, object: bool) {
+        self.flags.push(if object { OBJECT } else { 0 });
+        if self.flags.len() <= MAX_JSON_DEPTH {
+            self.indexes.push(0);
+        }
+    }
+
+    fn pop(&mut self) {
+        self.flags.pop();
+        self.indexes.truncate(self.flags.len().min(MAX_JSON_DEPTH));
+    }
+
+    /// Whether the innermost is an object; `None` outside all of them.
+    fn object(&self) -> Option<bool> {
+        self.flags.last().map(|f| f & OBJECT != 0)
+    }
+
+    fn next_element(&mut self) {
+        if self.flags.len() <= MAX_JSON_DEPTH
+            && let Some(i) = self.indexes.last_mut()
+        {
+            *i += 1;
+        }
+    }
+
+    /// The innermost's current element index (0 past the first levels: not shown).
+    fn index(&self) -> usize {
+        if self.flags.len() <= MAX_JSON_DEPTH {
+            self.indexes.last().copied().unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
+    fn mark_secret(&mut self) {
+        if let Some(f) = self.flags.last_mut() {
+            *f |= SECRET;
+        }
+    }
+
+    /// Clears the innermost's secret mark; true when it was set.
+    fn take_secret(&mut self) -> bool {
+        match self.flags.last_mut() {
+            Some(f) if *f & SECRET != 0 => {
+                *f &= !SECRET;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// One segment of a JSON path.
@@ -76,8 +135,9 @@ struct Walk<'r, 'a, 'f> {
     findings: Option<&'f mut Vec<Finding>>,
     /// Inside a credential-named object or list: every string and number is secret.
     secret: usize,
-    /// `(open, end)` of every array and object, by opening position; built on first use.
-    ends: Option<Vec<(usize, usize)>>,
+    /// `(open, end)` of every array and object, by opening position; built on first use
+    /// (`None` inside: the text is too long for `u32` positions, and ends are scanned for).
+    ends: Option<Option<Vec<(u32, u32)>>>,
 }
 
 impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
@@ -165,27 +225,19 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
 
     /// From an opening quote, the position after the closing one.
     fn string_end(&self, start: usize) -> usize {
-        let b = self.bytes();
-        let mut i = start + 1;
-        while let Some(j) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
-            i += j;
-            if b[i] == b'"' {
-                return i + 1;
-            }
-            i += 2;
-        }
-        b.len()
+        string_end(self.bytes(), start)
     }
 
     /// The position after the array or object opening at `start`, from the table of ends
     /// (one pass over the text, the first time it is needed).
     fn container_end(&mut self, start: usize) -> usize {
-        let ends = match &mut self.ends {
-            Some(ends) => ends,
-            None => self.ends.insert(container_ends(self.src)),
+        let src = self.src;
+        let ends = self.ends.get_or_insert_with(|| container_ends(src));
+        let (Some(ends), Ok(at)) = (ends.as_ref(), u32::try_from(start)) else {
+            return scan_end(src.as_bytes(), start);
         };
-        ends.binary_search_by_key(&start, |&(open, _)| open)
-            .map_or(self.src.len(), |i| ends[i].1)
+        ends.binary_search_by_key(&at, |&(open, _)| open)
+            .map_or(src.len(), |i| ends[i].1 as usize)
     }
 
     /// The position after the value starting at `start` (skipped, not looked into).
@@ -248,34 +300,34 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
 
     /// Walks the value at `pos` and everything in it, with an explicit stack.
     fn value(&mut self, nesting: usize) {
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut frames = Frames::default();
         let mut want_value = true;
         loop {
             if want_value {
                 want_value = false;
-                if self.scalar_or_open(nesting, &mut stack) {
-                    self.value_done(&mut stack);
+                if self.scalar_or_open(nesting, &mut frames) {
+                    self.value_done(&mut frames);
                 }
             }
-            let Some(top) = stack.last_mut() else {
+            let Some(object) = frames.object() else {
                 return;
             };
             self.skip_ws();
-            let close = if top.object { b'}' } else { b']' };
+            let close = if object { b'}' } else { b']' };
             match self.bytes().get(self.pos) {
                 Some(&c) if c == close => {}
                 None => {}
                 Some(b',') => {
                     self.pos += 1;
-                    top.index += 1;
+                    frames.next_element();
                     continue;
                 }
-                _ if top.object => {
-                    want_value = self.member(top);
+                _ if object => {
+                    want_value = self.member(&mut frames);
                     continue;
                 }
                 _ => {
-                    let index = top.index;
+                    let index = frames.index();
                     self.push_path(|| Segment::Index(index));
                     want_value = true;
                     continue;
@@ -283,22 +335,18 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             }
             // The end of the array or object: it is its parent's finished value.
             self.pos += 1;
-            stack.pop();
-            self.value_done(&mut stack);
+            frames.pop();
+            self.value_done(&mut frames);
         }
     }
 
     /// Reads a scalar (true: it is done) or opens an array or object (false).
-    fn scalar_or_open(&mut self, nesting: usize, stack: &mut Vec<Frame>) -> bool {
+    fn scalar_or_open(&mut self, nesting: usize, frames: &mut Frames) -> bool {
         self.skip_ws();
         match self.bytes().get(self.pos) {
             Some(&c @ (b'{' | b'[')) => {
                 self.pos += 1;
-                stack.push(Frame {
-                    object: c == b'{',
-                    index: 0,
-                    secret: false,
-                });
+                frames.push(c == b'{');
                 false
             }
             Some(b'"') => {
@@ -320,19 +368,18 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
     }
 
     /// A member's or element's value is finished: leave its path segment.
-    fn value_done(&mut self, stack: &mut [Frame]) {
-        if let Some(top) = stack.last_mut() {
+    fn value_done(&mut self, frames: &mut Frames) {
+        if frames.object().is_some() {
             self.pop_path();
-            if top.secret {
+            if frames.take_secret() {
                 self.secret -= 1;
-                top.secret = false;
             }
         }
     }
 
     /// Reads a member's key and decides about its value: true when the value is to be
     /// walked, false when it was redacted whole here.
-    fn member(&mut self, top: &mut Frame) -> bool {
+    fn member(&mut self, frames: &mut Frames) -> bool {
         let key_start = self.pos;
         let key_end = self.string_end(key_start);
         let raw = &self.src[key_start..key_end];
@@ -356,7 +403,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
         if secret && container && (self.secret > 0 || !self.is_schema(self.pos)) {
             // Everything a credential-named object or list holds is secret.
             self.secret += 1;
-            top.secret = true;
+            frames.mark_secret();
         } else if secret && scalar {
             let (a, b) = (self.pos, self.value_end(self.pos));
             let already = &self.src[a..b] == "\"[REDACTED]\"";
@@ -425,38 +472,58 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
     }
 }
 
-/// `(open, end)` of every array and object of `src`, by opening position (one pass).
-fn container_ends(src: &str) -> Vec<(usize, usize)> {
+/// `(open, end)` of every array and object of `src`, by opening position (one pass);
+/// `None` when `src` is too long for `u32` positions.
+fn container_ends(src: &str) -> Option<Vec<(u32, u32)>> {
     let b = src.as_bytes();
-    let mut ends: Vec<(usize, usize)> = Vec::new();
-    let mut open: Vec<usize> = Vec::new();
+    let len = u32::try_from(b.len()).ok()?;
+    let mut ends: Vec<(u32, u32)> = Vec::new();
+    let mut open: Vec<u32> = Vec::new();
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'"' => {
-                i += 1;
-                while let Some(j) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
-                    i += j;
-                    if b[i] == b'"' {
-                        break;
-                    }
-                    i += 2;
-                }
+                i = string_end(b, i);
+                continue;
             }
             b'{' | b'[' => {
-                open.push(ends.len());
-                ends.push((i, b.len()));
+                open.push(ends.len() as u32);
+                ends.push((i as u32, len));
             }
             b'}' | b']' => {
                 if let Some(k) = open.pop() {
-                    ends[k].1 = i + 1;
+                    ends[k as usize].1 = i as u32 + 1;
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    ends
+    Some(ends)
+}
+
+/// The position after the array or object opening at `start`, by counting brackets.
+fn scan_end(b: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = string_end(b, i);
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
 }
 
 #[cfg(test)]
@@ -521,7 +588,8 @@ mod tests {
     #[test]
     fn container_ends_pair_brackets_outside_strings() {
         let text = r#"{"a":["]",{}],"b":"{"}"#;
-        let ends = container_ends(text);
-        assert_eq!(ends, vec![(0, text.len()), (5, 13), (10, 12)]);
+        let ends = container_ends(text).expect("a short text");
+        assert_eq!(ends, vec![(0, text.len() as u32), (5, 13), (10, 12)]);
+        assert_eq!(scan_end(text.as_bytes(), 5), 13);
     }
 }
