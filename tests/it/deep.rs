@@ -582,6 +582,13 @@ fn call_records_and_replays_a_deep_answer() {
         "replayed byte for byte: {}",
         short(&out)
     );
+
+    // `--args` is read into a value: past serde_json's 128 levels, a usage error (10,000
+    // levels: an argument of a command line holds at most 128 KiB).
+    let args = format!(r#"{{"d":{}}}"#, nested(10_000, ""));
+    let out = run(env.mcptape(["call", "example.deep", "--args", &args]));
+    assert_eq!(out.status.code(), Some(2), "{}", short(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--args"));
 }
 
 #[test]
