@@ -9,8 +9,9 @@
 //! the request carries a progress token), `fail` (an `isError` result),
 //! `greet`, `exact` (a hand-written response line, for byte-exact recording
 //! checks), `big` (a text of a chosen size), `write_note` (the one tool that
-//! is not read-only) and `deep` (an answer nested `levels` arrays deep, by default as
-//! deep as its arguments nest: for tests of messages too deep to parse).
+//! is not read-only). One more tool is callable but not listed, so that the catalogue
+//! stays as the tests know it: `deep`, an answer nested `levels` arrays deep (by default
+//! as deep as its arguments nest), for tests of messages too deep to parse.
 //!
 //! Flags, mostly for tests that need a misbehaving server:
 //!
@@ -261,9 +262,6 @@ fn tool_list() -> Value {
          "inputSchema": schema(json!({}), &[]), "annotations": read_only},
         {"name": "big", "description": "Returns a text of `bytes` 'x' characters.",
          "inputSchema": schema(json!({"bytes": {"type": "integer", "minimum": 0}}), &["bytes"]),
-         "annotations": read_only},
-        {"name": "deep", "description": "Answers with `levels` nested arrays (default: as deep as the arguments).",
-         "inputSchema": schema(json!({"levels": {"type": "integer", "minimum": 0}}), &[]),
          "annotations": read_only},
         {"name": "write_note", "description": "Pretends to write a note (not read-only).",
          "inputSchema": schema(json!({"text": string}), &["text"]),
