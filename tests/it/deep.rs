@@ -304,6 +304,29 @@ fn show_and_list_print_deep_messages_without_expanding_them() {
         call.len()
     );
 
+    // A message of no known kind is printed as its text: bounded the same way.
+    let other = format!(
+        r#"{{"a":{},"_meta":{{"dir":"recv","server":"example","conn":"c-1"}}}}"#,
+        nested(LEVELS, "")
+    );
+    let tape = env.tape("s");
+    let mut text = std::fs::read_to_string(&tape).expect("tape");
+    text.push_str(&other);
+    text.push('\n');
+    let odd = env.path("odd.ndjson");
+    std::fs::write(&odd, text).expect("write");
+    let out = run(env.mcptape(["show", "--full"]).arg(&odd));
+    assert!(out.status.success(), "{}", short(&out));
+    let trace = String::from_utf8_lossy(&out.stdout);
+    let line = trace
+        .lines()
+        .find(|l| l.contains(r#"← {"a":[["#))
+        .unwrap_or_else(|| panic!("the odd message: {}", short(&out)));
+    assert!(
+        line.len() < 1000 && line.contains("[too deep: "),
+        "{line:.300}"
+    );
+
     let out = run(env.mcptape(["show", "--json", "s"]));
     assert!(out.status.success(), "{}", short(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("show --json");
