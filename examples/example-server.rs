@@ -8,8 +8,10 @@
 //! Tools: `echo`, `add` (with structured output), `slow` (sends progress when
 //! the request carries a progress token), `fail` (an `isError` result),
 //! `greet`, `exact` (a hand-written response line, for byte-exact recording
-//! checks), `big` (a text of a chosen size) and `write_note` (the one tool that
-//! is not read-only).
+//! checks), `big` (a text of a chosen size), `write_note` (the one tool that
+//! is not read-only). One more tool is callable but not listed, so that the catalogue
+//! stays as the tests know it: `deep`, an answer nested `levels` arrays deep (by default
+//! as deep as its arguments nest), for tests of messages too deep to parse.
 //!
 //! Flags, mostly for tests that need a misbehaving server:
 //!
@@ -146,7 +148,8 @@ fn handle_line(opts: &Options, line: &[u8], out: &mut impl Write) -> io::Result<
     if text.trim().is_empty() {
         return Ok(());
     }
-    if let Err(err) = serde_json::from_str::<Value>(text) {
+    // Raw values are skipped without recursion: any depth is valid JSON here.
+    if let Err(err) = serde_json::from_str::<&RawValue>(text) {
         return send_error(out, "null", -32700, &format!("parse error: {err}"));
     }
     // Parse the members as raw text, so the id is echoed exactly as it came.
@@ -178,6 +181,11 @@ fn handle_line(opts: &Options, line: &[u8], out: &mut impl Write) -> io::Result<
     match id {
         // Notifications (`notifications/*` or any other) get no reply.
         None => Ok(()),
+        Some(id) if method == "tools/call" => match deep_levels(fields.get("params").map(|p| &**p))
+        {
+            Some(levels) => send_line(out, &deep_answer(id, levels)),
+            None => call_tool(opts, id, &member("params"), out),
+        },
         Some(id) => handle_request(opts, id, &method, &member("params"), out),
     }
 }
@@ -367,6 +375,46 @@ fn slow(id: &str, params: &Value, args: &Value, out: &mut impl Write) -> io::Res
         }
     }
     send_result(out, id, &text_result(&format!("done after {steps} steps")))
+}
+
+/// For a call of `deep`: how many levels to answer with, `arguments.levels` or else how
+/// deep the raw arguments nest. Read from raw text, so that arguments of any depth do.
+fn deep_levels(params: Option<&RawValue>) -> Option<usize> {
+    let params: BTreeMap<String, Box<RawValue>> = serde_json::from_str(params?.get()).ok()?;
+    if serde_json::from_str::<String>(params.get("name")?.get()).ok()? != "deep" {
+        return None;
+    }
+    let args = params.get("arguments").map_or("{}", |a| a.get());
+    let asked = serde_json::from_str::<Value>(args)
+        .ok()
+        .and_then(|a| a.get("levels")?.as_u64());
+    let (mut level, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in args.bytes() {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (_, false, b'"') => in_string = !in_string,
+            (false, _, b'[' | b'{') => {
+                level += 1;
+                max = max.max(level);
+            }
+            (false, _, b']' | b'}') => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Some(asked.map_or(max, |n| n as usize).max(1))
+}
+
+/// The answer of `deep`, written as text (a `Value` that deep could not be dropped).
+fn deep_answer(id: &str, levels: usize) -> String {
+    let mut line = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"nested {levels} levels"}}],"structuredContent":{{"nested":"#
+    );
+    line.reserve(2 * levels + 3);
+    line.extend(std::iter::repeat_n('[', levels));
+    line.extend(std::iter::repeat_n(']', levels));
+    line.push_str("}}}");
+    line
 }
 
 /// Writes one protocol line and flushes it.

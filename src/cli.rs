@@ -357,6 +357,9 @@ pub struct Verify {
 
 /// `mcptape show SESSION [--full] [--json]`
 #[derive(Debug, Args)]
+#[command(after_help = "\
+An array or object that starts deeper than 100 levels (the message's object is level 1) is
+printed as one string, \"[too deep: N levels, B bytes, fnv1a H]\", never expanded.")]
 pub struct Show {
     /// Session name or tape path.
     pub session: String,

@@ -18,11 +18,14 @@
 //! - [`term`] escapes what a terminal would obey in text printed for people.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
+//! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
+//!   a marker; the redactor's scanner is iterative at any depth.
 
 pub mod cli;
 pub mod client;
 pub mod cmd;
 pub mod config;
+pub mod depth;
 pub mod error;
 pub mod framing;
 pub mod front;
@@ -32,6 +35,7 @@ pub mod mode;
 pub mod process;
 pub mod redact;
 pub mod report;
+mod scanner;
 pub mod stdio;
 pub mod tap;
 pub mod tape;

@@ -17,9 +17,15 @@
 //!
 //! `initialize` and `server/discover` match on method alone unless strict: client
 //! versions and capabilities differ between runs.
+//!
+//! A part nested deeper than [`MAX_JSON_DEPTH`] compares by its bytes outside whitespace,
+//! once the message is redacted by the built-in rules (as a tape holds it): it reads as a
+//! marker holding their hash ([`crate::depth`]), and globs do not reach into it. Every walk
+//! here recurses over values at most that deep, JSON parsed out of text included.
 
 use serde_json::Value;
 
+use crate::depth::{self, MAX_JSON_DEPTH};
 use crate::message::{Kind, Message};
 
 /// Keys of `params._meta` that change from run to run and are never compared, not even
@@ -171,7 +177,7 @@ impl Matcher {
     /// The message as compared: `id`/`jsonrpc` dropped, `_meta` (or, with `match_meta`,
     /// its volatile keys) and ignored paths removed.
     pub fn normalize(&self, msg: &Message) -> Value {
-        let mut v = msg.value();
+        let mut v = comparable(msg);
         if let Value::Object(map) = &mut v {
             map.remove("id");
             map.remove("jsonrpc");
@@ -232,17 +238,37 @@ pub fn without_result_meta(mut answer: Value, keep: bool) -> Value {
     answer
 }
 
+/// A message's value as compared. One nested deeper than [`MAX_JSON_DEPTH`] is redacted by
+/// the built-in rules first: its deep parts compare by their bytes, and a tape holds them
+/// redacted (redacting a recorded message again changes nothing).
+pub fn comparable(msg: &Message) -> Value {
+    if !depth::too_deep(msg.raw()) {
+        return msg.value();
+    }
+    let redacted = crate::redact::Redactor::default().message(msg.text());
+    Message::new(redacted.into_owned()).value()
+}
+
 /// Deep equality where the recorded side may hold redaction placeholders.
 pub fn equal(recorded: &Value, live: &Value) -> bool {
+    equal_at(recorded, live, 1)
+}
+
+/// [`equal`] of values that sit `level` levels deep (the root is level 1): JSON parsed out
+/// of a string keeps the whole within [`MAX_JSON_DEPTH`] ([`depth::shallow_within`]).
+fn equal_at(recorded: &Value, live: &Value, level: usize) -> bool {
     match (recorded, live) {
         (Value::String(r), _) if r == REDACTED => true,
         (Value::String(r), Value::String(l)) if r.contains(REDACTED) => {
             // JSON carried in text was redacted as JSON: compare it as JSON.
+            let room = (MAX_JSON_DEPTH + 1).saturating_sub(level);
             match (
-                serde_json::from_str::<Value>(r),
-                serde_json::from_str::<Value>(l),
+                serde_json::from_str::<Value>(&depth::shallow_within(r, room)),
+                serde_json::from_str::<Value>(&depth::shallow_within(l, room)),
             ) {
-                (Ok(rv @ (Value::Object(_) | Value::Array(_))), Ok(lv)) => equal(&rv, &lv),
+                (Ok(rv @ (Value::Object(_) | Value::Array(_))), Ok(lv)) => {
+                    equal_at(&rv, &lv, level)
+                }
                 _ => wildcard(r, l),
             }
         }
@@ -256,10 +282,12 @@ pub fn equal(recorded: &Value, live: &Value) -> bool {
             }
         }
         (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y))
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal_at(x, y, level + 1))
         }
         (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len() && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| equal(x, y)))
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, x)| b.get(k).is_some_and(|y| equal_at(x, y, level + 1)))
         }
         _ => recorded == live,
     }
@@ -284,21 +312,28 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 }
 
 /// Parses, in place, every string that holds a JSON object or array (tools often answer
-/// JSON as `content[].text`), so that it compares, and its paths read, as JSON.
+/// JSON as `content[].text`), so that it compares, and its paths read, as JSON. The value
+/// stays within [`MAX_JSON_DEPTH`] levels: what would go deeper reads as a marker.
 pub fn expand_json_text(v: &mut Value) {
+    expand_at(v, 1);
+}
+
+/// [`expand_json_text`] of a value `level` levels deep (the root is level 1).
+fn expand_at(v: &mut Value, level: usize) {
     match v {
         Value::String(s) => {
             let t = s.trim_start();
+            let room = (MAX_JSON_DEPTH + 1).saturating_sub(level);
             if (t.starts_with('{') || t.starts_with('['))
                 && let Ok(parsed @ (Value::Object(_) | Value::Array(_))) =
-                    serde_json::from_str::<Value>(s)
+                    serde_json::from_str::<Value>(&depth::shallow_within(s, room))
             {
                 *v = parsed;
-                expand_json_text(v);
+                expand_at(v, level);
             }
         }
-        Value::Object(map) => map.values_mut().for_each(expand_json_text),
-        Value::Array(items) => items.iter_mut().for_each(expand_json_text),
+        Value::Object(map) => map.values_mut().for_each(|c| expand_at(c, level + 1)),
+        Value::Array(items) => items.iter_mut().for_each(|c| expand_at(c, level + 1)),
         _ => {}
     }
 }
@@ -519,6 +554,54 @@ mod tests {
                 .remove(&mut new)
         );
         assert!(!Glob::parse("result.nope").expect("glob").remove(&mut new));
+    }
+
+    fn deep(levels: usize, leaf: &str) -> String {
+        format!("{}{leaf}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn too_deep_parts_match_by_their_bytes() {
+        let m = Matcher::default();
+        let call = |id: u32, arg: &str| {
+            Message::new(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"d":{arg}}}}}}}"#
+            ))
+        };
+        let rec = call(1, &deep(1_000_000, "1"));
+        assert!(m.matches(&rec, &call(7, &deep(1_000_000, " 1 "))));
+        assert!(!m.matches(&rec, &call(1, &deep(1_000_000, "2"))));
+        assert!(!m.matches(&rec, &call(1, &deep(999_999, "1"))));
+        // What recording redacted deep down matches the live secret it stands for.
+        let live = call(2, &deep(1_000, r#""Bearer abcdefghijklmnop1234""#));
+        let recorded = call(1, &deep(1_000, r#""Bearer [REDACTED]""#));
+        assert!(m.matches(&recorded, &live));
+        assert!(!m.matches(&recorded, &call(2, &deep(1_000, r#""Bearer other""#))));
+        let d = differences(
+            &m.normalize(&rec),
+            &m.normalize(&call(1, &deep(10_000, "1"))),
+            "",
+        );
+        assert_eq!(d.len(), 1);
+        assert!(
+            d[0].path.starts_with("params.arguments.d.0.0."),
+            "{}",
+            d[0].path
+        );
+    }
+
+    #[test]
+    fn json_in_text_expands_within_the_depth_limit() {
+        // A string holding JSON 90 deep, whose innermost string holds JSON 90 deep, …
+        let mut text = deep(90, "1");
+        for _ in 0..6 {
+            text = deep(90, &serde_json::to_string(&text).expect("a string"));
+        }
+        let mut v: Value = serde_json::from_str(&text).expect("90 deep");
+        expand_json_text(&mut v);
+        let expanded = v.to_string();
+        assert_eq!(depth::depth(expanded.as_bytes()), MAX_JSON_DEPTH);
+        assert!(expanded.contains(depth::TOO_DEEP), "{expanded}");
     }
 
     #[test]

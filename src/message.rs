@@ -174,11 +174,14 @@ impl Message {
 
     /// The whole message parsed as a JSON value (for display and comparison, not
     /// forwarding). Lone surrogate escapes (`\ud83d` from a string cut mid-emoji, which
-    /// JavaScript writes) read as U+FFFD instead of failing the whole message.
+    /// JavaScript writes) read as U+FFFD instead of failing the whole message. Parts nested
+    /// deeper than [`crate::depth::MAX_JSON_DEPTH`] read as a marker string
+    /// ([`crate::depth::shallow`]).
     pub fn value(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.raw)
+        let text = crate::depth::shallow(self.text());
+        serde_json::from_str(&text)
             .ok()
-            .or_else(|| serde_json::from_str(&without_lone_surrogates(self.text())).ok())
+            .or_else(|| serde_json::from_str(&without_lone_surrogates(&text)).ok())
             .unwrap_or(serde_json::Value::Null)
     }
 }
@@ -301,6 +304,21 @@ mod tests {
             m.value()["error"]["message"],
             "cut \u{fffd} here \u{1f600} ok"
         );
+    }
+
+    #[test]
+    fn a_message_too_deep_for_serde_reads_with_a_marker_not_as_null() {
+        let levels = 1_000_000;
+        let text = format!(
+            r#"{{"id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"d":{}{}}}}}}}"#,
+            "[".repeat(levels),
+            "]".repeat(levels)
+        );
+        let m = Message::new(text);
+        assert_eq!(m.kind(), Kind::Request);
+        let v = m.value();
+        assert_eq!(v["params"]["name"], "x");
+        assert!(v.to_string().contains(crate::depth::TOO_DEEP));
     }
 
     #[test]

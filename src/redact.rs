@@ -18,14 +18,14 @@
 //! - A string that is itself JSON (`content[].text` of many tools) is redacted as JSON,
 //!   keeping its own formatting.
 //!
-//! Everything is linear in the input: one pass of the scanner, and the `regex` crate's
-//! matching, which is linear by construction.
+//! Everything is linear in the input: one pass of the scanner (iterative, with an
+//! explicit stack at any depth), and the `regex` crate's matching, which is linear by
+//! construction.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde_json::value::RawValue;
 
 /// The replacement text.
 pub const REDACTED: &str = crate::matcher::REDACTED;
@@ -36,8 +36,6 @@ pub const ENV_NO_REDACT: &str = "MCPTAPE_NO_REDACT";
 /// Values of `MCPTAPE_REDACT` variables shorter than this are ignored (too likely to
 /// occur by chance).
 pub const MIN_LITERAL_CHARS: usize = 6;
-/// How deep JSON carried in strings is followed.
-const MAX_NESTED_JSON: usize = 4;
 
 /// Splits a member name into lowercase words: camelCase, snake_case, kebab-case, dots.
 fn words(name: &str) -> Vec<String> {
@@ -379,18 +377,12 @@ impl Redactor {
         if self.off {
             return Cow::Borrowed(text);
         }
-        let mut walk = Walk::new(self, text, None);
-        walk.value(0);
-        walk.finish()
+        crate::scanner::redact(self, text)
     }
 
     /// Where the message still holds something that looks like a secret.
     pub fn findings(&self, text: &str) -> Vec<Finding> {
-        let mut found = Vec::new();
-        let mut walk = Walk::new(self, text, Some(&mut found));
-        walk.value(0);
-        drop(walk);
-        found
+        crate::scanner::findings(self, text)
     }
 
     /// Byte spans of secrets in a plain string, with the rule of each, merged.
@@ -458,7 +450,7 @@ impl Redactor {
     }
 
     /// A plain string with its secret spans replaced, if any.
-    fn string(&self, s: &str) -> Option<(String, &'static str)> {
+    pub(crate) fn string(&self, s: &str) -> Option<(String, &'static str)> {
         let spans = self.spans(s);
         let first = spans.first()?.2;
         let mut out = String::with_capacity(s.len());
@@ -470,333 +462,6 @@ impl Redactor {
         }
         out.push_str(&s[last..]);
         Some((out, first))
-    }
-}
-
-/// A JSON string token's text; lone surrogate escapes read as U+FFFD (a string cut
-/// mid-emoji must not hide a secret from the rules).
-fn decode_string(raw: &str) -> Option<String> {
-    serde_json::from_str(raw)
-        .ok()
-        .or_else(|| serde_json::from_str(&crate::message::without_lone_surrogates(raw)).ok())
-}
-
-/// One pass over a JSON text (already known to be valid), replacing spans.
-struct Walk<'r, 'a, 'f> {
-    r: &'r Redactor,
-    src: &'a str,
-    pos: usize,
-    /// Output so far, up to `copied` of `src`.
-    out: String,
-    copied: usize,
-    changed: bool,
-    path: Vec<String>,
-    findings: Option<&'f mut Vec<Finding>>,
-    /// Inside a credential-named object or list: every string and number is secret.
-    secret: usize,
-}
-
-impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
-    fn new(r: &'r Redactor, src: &'a str, findings: Option<&'f mut Vec<Finding>>) -> Self {
-        Walk {
-            r,
-            src,
-            pos: 0,
-            out: String::new(),
-            copied: 0,
-            changed: false,
-            path: Vec::new(),
-            findings,
-            secret: 0,
-        }
-    }
-
-    /// True when the object at `at` is a JSON Schema (one of its own members is `type`
-    /// naming a JSON type): it describes a credential, it holds none. Looks at the direct
-    /// members only, without building anything.
-    fn is_schema(&self, at: usize) -> bool {
-        let b = self.bytes();
-        if b.get(at) != Some(&b'{') {
-            return false;
-        }
-        let mut i = at + 1;
-        loop {
-            while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
-                i += 1;
-            }
-            if i >= b.len() || b[i] != b'"' {
-                return false;
-            }
-            let key_end = self.string_end(i);
-            let key = &self.src[i..key_end];
-            i = key_end;
-            while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b':') {
-                i += 1;
-            }
-            let value_end = self.value_end(i);
-            if key == "\"type\"" {
-                return matches!(
-                    &self.src[i..value_end],
-                    "\"string\""
-                        | "\"number\""
-                        | "\"integer\""
-                        | "\"boolean\""
-                        | "\"object\""
-                        | "\"array\""
-                        | "\"null\""
-                );
-            }
-            i = value_end;
-        }
-    }
-
-    fn finish(mut self) -> Cow<'a, str> {
-        if !self.changed {
-            return Cow::Borrowed(self.src);
-        }
-        self.out.push_str(&self.src[self.copied..]);
-        Cow::Owned(self.out)
-    }
-
-    fn path_text(&self) -> String {
-        let mut p = String::new();
-        for seg in &self.path {
-            if seg.starts_with('[') {
-                p.push_str(seg);
-            } else {
-                if !p.is_empty() {
-                    p.push('.');
-                }
-                p.push_str(seg);
-            }
-        }
-        p
-    }
-
-    /// Replaces `src[a..b]` with `with` (or, when checking, notes a finding).
-    fn replace(&mut self, a: usize, b: usize, with: &str, rule: &'static str) {
-        if self.findings.is_some() {
-            let path = self.path_text();
-            if let Some(found) = self.findings.as_deref_mut() {
-                found.push(Finding { path, rule });
-            }
-            return;
-        }
-        self.out.push_str(&self.src[self.copied..a]);
-        self.out.push_str(with);
-        self.copied = b;
-        self.changed = true;
-    }
-
-    fn bytes(&self) -> &[u8] {
-        self.src.as_bytes()
-    }
-
-    fn skip_ws(&mut self) {
-        while self.pos < self.src.len() && self.bytes()[self.pos].is_ascii_whitespace() {
-            self.pos += 1;
-        }
-    }
-
-    /// From an opening quote, the position after the closing one.
-    fn string_end(&self, start: usize) -> usize {
-        let b = self.bytes();
-        let mut i = start + 1;
-        while let Some(j) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
-            i += j;
-            if b[i] == b'"' {
-                return i + 1;
-            }
-            i += 2;
-        }
-        b.len()
-    }
-
-    /// The position after the value starting at `start` (skipped, not looked into).
-    fn value_end(&self, start: usize) -> usize {
-        let b = self.bytes();
-        match b.get(start) {
-            Some(b'"') => self.string_end(start),
-            Some(b'{' | b'[') => {
-                let mut depth = 0usize;
-                let mut i = start;
-                while i < b.len() {
-                    match b[i] {
-                        b'"' => {
-                            i = self.string_end(i);
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return i + 1;
-                            }
-                        }
-                        _ => {}
-                    }
-                    i += 1;
-                }
-                b.len()
-            }
-            _ => {
-                let mut i = start;
-                while i < b.len()
-                    && !matches!(b[i], b',' | b'}' | b']')
-                    && !b[i].is_ascii_whitespace()
-                {
-                    i += 1;
-                }
-                i
-            }
-        }
-    }
-
-    fn value(&mut self, nesting: usize) {
-        self.skip_ws();
-        match self.bytes().get(self.pos) {
-            Some(b'{') => self.object(nesting),
-            Some(b'[') => self.array(nesting),
-            Some(b'"') => {
-                let (a, b) = (self.pos, self.string_end(self.pos));
-                self.pos = b;
-                self.string_value(a, b, nesting);
-            }
-            Some(c) => {
-                let (a, b) = (self.pos, self.value_end(self.pos));
-                if self.secret > 0 && !matches!(c, b't' | b'f' | b'n') {
-                    self.replace(a, b, "\"[REDACTED]\"", "credential name");
-                }
-                self.pos = b;
-            }
-            None => {}
-        }
-    }
-
-    fn object(&mut self, nesting: usize) {
-        self.pos += 1;
-        loop {
-            self.skip_ws();
-            match self.bytes().get(self.pos) {
-                Some(b'}') | None => {
-                    self.pos += 1;
-                    return;
-                }
-                Some(b',') => {
-                    self.pos += 1;
-                    continue;
-                }
-                _ => {}
-            }
-            let key_start = self.pos;
-            let key_end = self.string_end(key_start);
-            let key = decode_string(&self.src[key_start..key_end]).unwrap_or_default();
-            self.pos = key_end;
-            self.skip_ws();
-            self.pos += 1; // ':'
-            self.skip_ws();
-            self.path.push(key.clone());
-            // A credential name hides a string or a number. An object or a list is looked
-            // into (a JSON Schema's `properties.password` describes, it does not hold),
-            // and `true`/`false`/`null` say nothing.
-            let first = self.bytes().get(self.pos).copied();
-            let scalar = !matches!(first, Some(b'{' | b'[' | b't' | b'f' | b'n'));
-            let secret = is_secret_name(&key);
-            if secret && !scalar && matches!(first, Some(b'{' | b'[')) && !self.is_schema(self.pos)
-            {
-                // Everything a credential-named object or list holds is secret.
-                self.secret += 1;
-                self.value(nesting);
-                self.secret -= 1;
-            } else if secret && scalar {
-                let (a, b) = (self.pos, self.value_end(self.pos));
-                let already = &self.src[a..b] == "\"[REDACTED]\"";
-                if !already {
-                    self.replace(a, b, "\"[REDACTED]\"", "credential name");
-                }
-                self.pos = b;
-            } else {
-                self.value(nesting);
-            }
-            self.path.pop();
-        }
-    }
-
-    fn array(&mut self, nesting: usize) {
-        self.pos += 1;
-        let mut index = 0;
-        loop {
-            self.skip_ws();
-            match self.bytes().get(self.pos) {
-                Some(b']') | None => {
-                    self.pos += 1;
-                    return;
-                }
-                Some(b',') => {
-                    self.pos += 1;
-                    index += 1;
-                    continue;
-                }
-                _ => {}
-            }
-            self.path.push(format!("[{index}]"));
-            self.value(nesting);
-            self.path.pop();
-        }
-    }
-
-    fn string_value(&mut self, a: usize, b: usize, nesting: usize) {
-        let raw = &self.src[a..b];
-        if self.secret > 0 {
-            if raw != "\"[REDACTED]\"" {
-                self.replace(a, b, "\"[REDACTED]\"", "credential name");
-            }
-            return;
-        }
-        // Most strings have no backslash and nothing to find: decode only when needed.
-        let decoded: Cow<str> = if raw.contains('\\') {
-            match decode_string(raw) {
-                Some(s) => Cow::Owned(s),
-                None => return,
-            }
-        } else {
-            Cow::Borrowed(&raw[1..raw.len() - 1])
-        };
-        let trimmed = decoded.trim_start();
-        if nesting < MAX_NESTED_JSON
-            && (trimmed.starts_with('{') || trimmed.starts_with('['))
-            && serde_json::from_str::<&RawValue>(&decoded).is_ok()
-        {
-            if self.findings.is_some() {
-                let prefix = self.path_text();
-                let mut inner = Vec::new();
-                let mut walk = Walk::new(self.r, &decoded, Some(&mut inner));
-                walk.value(nesting + 1);
-                drop(walk);
-                if let Some(found) = self.findings.as_deref_mut() {
-                    found.extend(inner.into_iter().map(|f| Finding {
-                        path: if f.path.is_empty() {
-                            prefix.clone()
-                        } else {
-                            format!("{prefix}.{}", f.path)
-                        },
-                        rule: f.rule,
-                    }));
-                }
-                return;
-            }
-            let mut walk = Walk::new(self.r, &decoded, None);
-            walk.value(nesting + 1);
-            if let Cow::Owned(text) = walk.finish() {
-                let quoted = serde_json::to_string(&text).expect("a string serializes");
-                self.replace(a, b, &quoted, "credential in JSON text");
-            }
-            return;
-        }
-        if let Some((text, rule)) = self.r.string(&decoded) {
-            let quoted = serde_json::to_string(&text).expect("a string serializes");
-            self.replace(a, b, &quoted, rule);
-        }
     }
 }
 

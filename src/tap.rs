@@ -434,6 +434,35 @@ mod tests {
     }
 
     #[test]
+    fn a_million_levels_become_one_entry_with_their_bytes() {
+        let levels = 1_000_000;
+        let line = format!(
+            "{{\"id\":1,\"result\":{{\"x\":{}{}}}}}\n",
+            "[".repeat(levels),
+            "]".repeat(levels)
+        );
+        let ev = Event::Line {
+            dir: Direction::Recv,
+            ts: SystemTime::UNIX_EPOCH,
+            bytes: Bytes::from(line.clone()),
+            budget: 0,
+        };
+        let entries = Entries {
+            server: "s".into(),
+            conn: "c-1".into(),
+            redactor: Redactor::default(),
+            budget: Arc::new(Semaphore::new(0)),
+        };
+        let out = render(ev, &entries, &mut 0);
+        assert_eq!(out.len(), 1);
+        let body = line.trim_end().strip_suffix('}').expect("an object");
+        assert!(
+            out[0].starts_with(body.as_bytes()),
+            "the message's bytes, whole"
+        );
+    }
+
+    #[test]
     fn batch_elements_share_a_batch_number() {
         let out = lines(b"[{\"id\":1,\"result\":{}}, {\"id\":2,\"result\":{}}]\n");
         assert_eq!(out.len(), 2);

@@ -27,7 +27,7 @@ use tokio_util::codec::FramedRead;
 
 use crate::error::Result;
 use crate::framing::{self, Frame, LineCodec};
-use crate::matcher::{self, Difference, Glob};
+use crate::matcher::{self, Difference, Glob, comparable};
 use crate::message::{self, Kind, Message, Shape};
 use crate::process;
 use crate::tape::{Connection, Direction, Entry, Tape};
@@ -519,7 +519,7 @@ pub async fn run_connection(
         match live {
             Ok(Some(live)) => {
                 let recorded = recorded_answer
-                    .map(|a| a.message.value())
+                    .map(|a| comparable(&a.message))
                     .unwrap_or(Value::Null);
                 if method == "initialize" {
                     if is_error(&live.value()) {
@@ -533,7 +533,7 @@ pub async fn run_connection(
                     continue;
                 }
                 let recorded = matcher::without_result_meta(recorded, opts.match_meta);
-                let live_value = matcher::without_result_meta(live.value(), opts.match_meta);
+                let live_value = matcher::without_result_meta(comparable(&live), opts.match_meta);
                 let (class, diffs) = compare(&recorded, &live_value, &opts.ignore, used);
                 outcome.class = class;
                 outcome.differences = diffs;

@@ -217,7 +217,7 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
                 format!("#{id} {status}{took} {}", compact(result))
             }
         }
-        (_, Kind::Other) => e.message.text().to_owned(),
+        (_, Kind::Other) => crate::depth::shallow(e.message.text()).into_owned(),
     };
     format!("{arrow} {} {batch}", body.trim_end())
         .trim_end()

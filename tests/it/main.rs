@@ -5,6 +5,7 @@
 mod bad_input;
 mod call;
 mod claude;
+mod deep;
 mod files;
 mod http;
 mod meta;
