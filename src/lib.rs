@@ -15,6 +15,9 @@
 //!   replayed connection found, and [`report`] the directory it reaches its parent by.
 //! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
 //!   replays, from its own environment or its nearest ancestor's.
+//! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
+//!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
+//!   expiry).
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
 
@@ -25,6 +28,9 @@ pub mod config;
 pub mod error;
 pub mod framing;
 pub mod front;
+pub mod guard;
+pub mod idle;
+pub mod listen;
 pub mod matcher;
 pub mod message;
 pub mod mode;
