@@ -5,6 +5,7 @@
 mod bad_input;
 mod call;
 mod http;
+mod http_limits;
 mod record;
 mod redact;
 mod replay;
