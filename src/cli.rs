@@ -14,6 +14,8 @@ Environment:
   MCPTAPE_IGNORE, MCPTAPE_STRICT_INITIALIZE, MCPTAPE_UNORDERED, MCPTAPE_PACE
                    replay's --ignore (comma-separated), --strict-initialize, --unordered,
                    --pace (`1`), set by `mcptape replay`
+  MCPTAPE_MATCH_META
+                   `1`: replay's and verify's --match-meta (compare `_meta`)
   MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
   MCPTAPE_REPORT   a directory where proxies leave reports for their record/replay parent
 A proxy whose own environment has neither MCPTAPE_RECORD nor MCPTAPE_REPLAY takes them
@@ -21,8 +23,8 @@ from its nearest ancestor process that has one (Linux), so clients that scrub th
 servers' environment still record and replay.
 
 Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N);
-2 usage or configuration error; 3 replay diverged or a recording could not be written
-whole; 126/127 the command could not be executed / was not found.";
+2 usage or configuration error; 3 replay diverged, was incomplete (the tape ended before
+the client was done) or unused, or a recording could not be written whole; 126/127 the command could not be executed / was not found.";
 
 /// `--listen`: a bare port is on the loopback address.
 fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
@@ -31,6 +33,21 @@ fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
         Err(_) => text
             .parse()
             .map_err(|e| format!("`{text}` is neither a port nor an address: {e}")),
+    }
+}
+
+/// The longest `--timeout` accepted: one day, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--timeout`: a finite, positive number of seconds, at most [`MAX_TIMEOUT_SECS`]
+/// (`inf`, `nan`, `1e30`, `0` and negatives are refused here, before anything runs).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS => Ok(secs),
+        Ok(_) => Err(format!(
+            "`{text}` is not a number of seconds greater than 0 and at most {MAX_TIMEOUT_SECS}"
+        )),
+        Err(e) => Err(format!("`{text}` is not a number of seconds: {e}")),
     }
 }
 
@@ -76,7 +93,9 @@ pub enum Command {
 #[command(after_help = ENV_HELP)]
 pub struct Record {
     /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
-    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`.
+    /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`. A tape
+    /// (or `.prev`) that is a symlink, or in a world-writable directory that is not sticky,
+    /// is refused.
     pub session: String,
     /// Record only these servers (repeatable); other proxies pass traffic through.
     #[arg(long = "server", value_name = "NAME")]
@@ -101,7 +120,8 @@ pub struct Proxy {
     /// The server's name in the tape (default: derived from CMD, printed on stderr).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Record into this session or tape path, whatever the environment says.
+    /// Record into this session or tape path, whatever the environment says (never through
+    /// a symlink). A recording not written whole turns a clean exit into status 3.
     #[arg(long, value_name = "SESSION")]
     pub record: Option<String>,
     /// Replay this session or tape path: answer from the tape, start no server.
@@ -155,6 +175,12 @@ pub struct Matching {
     /// Keep the recorded delays between the server's messages.
     #[arg(long)]
     pub pace: bool,
+    /// Compare `params._meta` (and a client answer's `result._meta`) too. By default
+    /// `_meta` is left out: it is metadata for the implementations (progress tokens, trace
+    /// context, an agent's own ids such as Claude Code's `claudecode/toolUseId`).
+    /// `progressToken` and trace context are never compared (the token is rewritten).
+    #[arg(long, env = "MCPTAPE_MATCH_META", value_parser = clap::builder::BoolishValueParser::new())]
+    pub match_meta: bool,
 }
 
 /// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`
@@ -187,11 +213,11 @@ pub struct ConfigArg {
 /// How `call` prints the result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {
-    /// Text content as text; structured and non-text content readable.
+    /// Text content as text; structured and non-text content readable; progress on stderr.
     Text,
     /// The result object as JSON.
     Json,
-    /// The JSON-RPC response line exactly as the server wrote it.
+    /// The JSON-RPC response line exactly as the server wrote it (not escaped).
     Raw,
 }
 
@@ -203,8 +229,12 @@ that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if 
 one trailing newline dropped); key:@text is the text `@text`.
 
 Exit status: 0 a result; 1 the tool answered isError, or a JSON-RPC error, or the server
-failed; 2 usage or configuration error; 3 replay diverged; 124 timeout; 126/127 the
-server command could not be executed / was not found.")]
+failed; 2 usage or configuration error; 3 replay diverged (or the tape ended before the
+answer); 124 timeout; 126/127 the server command could not be executed / was not found.
+
+tools/call asks for progress (_meta.progressToken); with --output text it is shown on
+stderr. While recording, the server is started with MCPTAPE_RECORD= and MCPTAPE_REPLAY=
+(empty: off), so an `mcptape proxy` in the config does not record it again.")]
 pub struct Call {
     /// The server's name in the config, a dot, and the tool: `everything.echo`.
     #[arg(value_name = "SERVER.TOOL")]
@@ -229,8 +259,8 @@ pub struct Client {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigArg,
-    /// Give up after this many seconds (exit 124).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    /// Give up after this many seconds (exit 124); more than 0, at most 86400.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// Record into this session or tape path, whatever the environment says.
     #[arg(long, value_name = "SESSION")]
@@ -302,12 +332,17 @@ pub struct Verify {
     /// Write the report to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Compare the answers' `result._meta` too (left out by default: metadata for the
+    /// implementations, not part of the answer).
+    #[arg(long, env = "MCPTAPE_MATCH_META", value_parser = clap::builder::BoolishValueParser::new())]
+    pub match_meta: bool,
     /// Re-bless: rewrite the tape's recorded answers with the live ones (the previous tape
     /// is kept as .prev.ndjson), after printing what changed.
     #[arg(long)]
     pub update: bool,
-    /// Seconds a call may take before it counts as unanswered (a new error).
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    /// Seconds a call may take before it counts as unanswered (a new error); more than
+    /// 0, at most 86400.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// A live Streamable HTTP server to verify, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -342,8 +377,8 @@ pub struct Show {
 #[command(after_help = "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
-kept). With --check nothing changes: the exit status is 1 and every line
-`FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
+kept); a TAPE that is a symlink is refused. With --check nothing changes: the exit status
+is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
 otherwise. See docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.

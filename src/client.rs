@@ -120,6 +120,8 @@ pub struct Session {
     link: Link,
     name: String,
     next_id: u64,
+    /// Progress notifications go to stderr (for people; off for machine output).
+    show_progress: bool,
 }
 
 impl Session {
@@ -145,6 +147,7 @@ impl Session {
                 },
                 name: name.to_owned(),
                 next_id: 0,
+                show_progress: true,
             });
         }
         let argv = entry.argv();
@@ -181,6 +184,7 @@ impl Session {
             },
             name: name.to_owned(),
             next_id: 0,
+            show_progress: true,
         })
     }
 
@@ -194,6 +198,7 @@ impl Session {
             },
             name: name.to_owned(),
             next_id: 0,
+            show_progress: true,
         }
     }
 
@@ -268,7 +273,7 @@ impl Session {
                     }
                     Ok(Frame::Long { last, .. }) => {
                         if last {
-                            eprintln!(
+                            crate::term::eprintln_escaped!(
                                 "mcptape: warning: server `{}` wrote a line longer than the maximum; skipped",
                                 self.name
                             );
@@ -300,6 +305,26 @@ impl Session {
                 }
             },
         }
+    }
+
+    /// Sends a request that asks for progress (`params._meta.progressToken`: the
+    /// request's own id, so the line stays the same from run to run) and waits for its
+    /// answer, like [`Session::request`].
+    pub async fn request_with_progress(
+        &mut self,
+        method: &str,
+        mut params: Value,
+    ) -> Result<Reply, ClientError> {
+        if let Some(members) = params.as_object_mut() {
+            let meta = members.entry("_meta").or_insert_with(|| json!({}));
+            meta["progressToken"] = json!(self.next_id);
+        }
+        self.request(method, params).await
+    }
+
+    /// Whether progress notifications are shown on stderr (they are unless turned off).
+    pub fn show_progress(&mut self, on: bool) {
+        self.show_progress = on;
     }
 
     /// Sends a notification.
@@ -334,7 +359,7 @@ impl Session {
             }
             if message::shape(&line) != Shape::Object {
                 let shown = String::from_utf8_lossy(&line[..line.len().min(120)]).into_owned();
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: warning: server `{}` wrote a line that is not a JSON-RPC message: {shown}",
                     self.name
                 );
@@ -371,7 +396,7 @@ impl Session {
         let v = msg.value();
         let p = &v["params"];
         match msg.method() {
-            Some("notifications/progress") => {
+            Some("notifications/progress") if self.show_progress => {
                 let total = p["total"]
                     .as_f64()
                     .map(|t| format!("/{t}"))
@@ -380,13 +405,14 @@ impl Session {
                     .as_str()
                     .map(|m| format!(" {m}"))
                     .unwrap_or_default();
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: `{}` progress {}{total}{text}",
-                    self.name, p["progress"]
+                    self.name,
+                    p["progress"]
                 );
             }
             Some("notifications/message") => {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: `{}` log [{}] {}",
                     self.name,
                     p["level"].as_str().unwrap_or("?"),

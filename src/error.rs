@@ -99,6 +99,22 @@ pub enum TapeError {
         /// The limit.
         max: u64,
     },
+    /// A file mcptape would write is refused by the rules of [`crate::tape::safety`].
+    #[error("refusing to write `{}`: {why}", path.display())]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Which rule refuses it.
+        why: crate::tape::safety::Unsafe,
+    },
+    /// The tape writer thread panicked: what it had not written is lost.
+    #[error("the writer of tape `{}` crashed ({message}); the recording is incomplete", path.display())]
+    WriterPanicked {
+        /// The tape.
+        path: PathBuf,
+        /// The panic's message, when it had one.
+        message: String,
+    },
     /// The tape cannot be read.
     #[error("cannot read tape `{}`", path.display())]
     Read {
@@ -223,7 +239,9 @@ impl Error {
     /// The exit status this error ends the process with: the table in README.md.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Tape(TapeError::Write { .. } | TapeError::Full { .. }) => EXIT_TAPE,
+            Error::Tape(
+                TapeError::Write { .. } | TapeError::Full { .. } | TapeError::WriterPanicked { .. },
+            ) => EXIT_TAPE,
             Error::Tape(_) | Error::Usage(_) | Error::Config(_) => EXIT_USAGE,
             Error::Client(_) => EXIT_DIFFERENT,
             Error::Process(ProcessError::Spawn { source, .. }) => match source.kind() {
@@ -252,15 +270,16 @@ pub fn chain(err: &dyn std::error::Error) -> String {
     out
 }
 
-/// Prints `error: …` and one `caused by: …` per source on stderr; returns the exit code.
+/// Prints `error: …` and one `caused by: …` per source on stderr, each on one line with
+/// control characters escaped (messages quote tapes and servers); returns the exit code.
 pub fn report(err: &Error) -> ExitCode {
     if err.is_broken_pipe() {
         return ExitCode::from(EXIT_OK);
     }
-    eprintln!("error: {err}");
+    eprintln!("error: {}", crate::term::line(&err.to_string()));
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {
-        eprintln!("caused by: {cause}");
+        eprintln!("caused by: {}", crate::term::line(&cause.to_string()));
         source = cause.source();
     }
     ExitCode::from(err.exit_code())

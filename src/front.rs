@@ -84,6 +84,17 @@ struct State {
     verdicts: Mutex<Vec<Verdict>>,
     limits: Limits,
     guard: Guard,
+    /// Why a session's recording is incomplete, one line each.
+    tape_errors: Mutex<Vec<String>>,
+}
+
+/// What the front leaves when it stops.
+#[must_use = "a recording's result must reach the exit status"]
+pub struct Served {
+    /// The verdicts of the replayed sessions (empty when forwarding).
+    pub verdicts: Vec<Verdict>,
+    /// Why recordings are incomplete (empty when they are whole, or none was made).
+    pub tape_errors: Vec<String>,
 }
 
 fn full(status: StatusCode, body: &str) -> Response<Body> {
@@ -106,7 +117,9 @@ impl State {
             } => {
                 let tap = match record {
                     Some((path, recording)) => {
-                        let writer = TapeWriter::open(path)?.limit(recording.max_bytes);
+                        let writer = TapeWriter::open(path)
+                            .inspect_err(|e| self.tape_failed(e))?
+                            .limit(recording.max_bytes);
                         let tap = Tap::start(
                             writer,
                             self.server.clone(),
@@ -194,7 +207,15 @@ impl State {
         if let Some(tap) = session.tap.take() {
             tap.handle()
                 .lifecycle("$transport/close", json!({"reason": why.to_string()}));
-            tap.finish();
+            if let Some(e) = tap.finish().error {
+                self.tape_failed(&e);
+            }
+        }
+    }
+
+    fn tape_failed(&self, e: &crate::error::TapeError) {
+        if let Ok(mut errors) = self.tape_errors.lock() {
+            errors.push(crate::error::chain(e));
         }
     }
 }
@@ -465,13 +486,13 @@ async fn handle(
 }
 
 /// Serves the front on `addr` until SIGTERM/SIGINT/SIGHUP; returns the verdicts of the
-/// replayed sessions (empty when forwarding).
+/// replayed sessions and what went wrong with the recorded ones.
 pub async fn serve(
     addr: SocketAddr,
     server: &str,
     source: Source,
     limits: Limits,
-) -> Result<Vec<Verdict>> {
+) -> Result<Served> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
@@ -494,6 +515,7 @@ pub async fn serve(
         verdicts: Mutex::new(Vec::new()),
         limits,
         guard: Guard::new(local),
+        tape_errors: Mutex::new(Vec::new()),
     });
     let mut signals = Signals::new()?;
     let (mut acceptor, http1) = (
@@ -524,5 +546,13 @@ pub async fn serve(
         state.end_session(&id, SessionEnd::Ended);
     }
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
-    Ok(verdicts)
+    let tape_errors = state
+        .tape_errors
+        .lock()
+        .map(|e| e.clone())
+        .unwrap_or_default();
+    Ok(Served {
+        verdicts,
+        tape_errors,
+    })
 }

@@ -15,6 +15,7 @@
 //!   replayed connection found, and [`report`] the directory it reaches its parent by.
 //! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
 //!   replays, from its own environment or its nearest ancestor's.
+//! - [`term`] escapes what a terminal would obey in text printed for people.
 //! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
 //!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
 //!   expiry).
@@ -40,6 +41,7 @@ pub mod report;
 pub mod stdio;
 pub mod tap;
 pub mod tape;
+pub mod term;
 pub mod upstream;
 pub mod verdict;
 pub mod verify;

@@ -4,8 +4,12 @@
 //! members are deep-equal after normalization:
 //!
 //! - `id` and `jsonrpc` are not compared (ids are rewritten, not matched);
-//! - the volatile keys of `params._meta` ([`VOLATILE_META_KEYS`]) are removed, and the
-//!   `_meta` object itself when nothing else is left in it;
+//! - `params._meta` and `result._meta` are removed: by the MCP spec they are metadata
+//!   for the implementations (progress tokens, trace context, an agent's own ids such as
+//!   Claude Code's `claudecode/toolUseId`), not part of the message's meaning. With
+//!   [`Matcher::match_meta`] they are compared, less their volatile keys
+//!   ([`VOLATILE_META_KEYS`]), and less the `_meta` object itself when nothing else is
+//!   left in it;
 //! - the user's ignore globs are removed from both sides ([`Glob`]);
 //! - a recorded `"[REDACTED]"` matches any value there, and a `[REDACTED]` inside a
 //!   recorded string matches any text in its place;
@@ -18,7 +22,8 @@ use serde_json::Value;
 
 use crate::message::{Kind, Message};
 
-/// Keys of `params._meta` that change from run to run and are never compared.
+/// Keys of `params._meta` that change from run to run and are never compared, not even
+/// with `--match-meta` (the `progressToken` is rewritten on the way out instead).
 pub const VOLATILE_META_KEYS: &[&str] = &[
     "progressToken",
     "traceparent",
@@ -143,6 +148,7 @@ pub fn parse_globs(texts: &[String]) -> Result<Vec<Glob>, String> {
 pub struct Matcher {
     ignore: Vec<Glob>,
     strict_initialize: bool,
+    match_meta: bool,
 }
 
 impl Matcher {
@@ -151,20 +157,31 @@ impl Matcher {
         Matcher {
             ignore,
             strict_initialize,
+            match_meta: false,
         }
     }
 
-    /// The message as compared: `id`/`jsonrpc` dropped, volatile `_meta` keys and
-    /// ignored paths removed.
+    /// Compares `params._meta` and `result._meta` too (`--match-meta`), less the
+    /// [`VOLATILE_META_KEYS`]; by default both are left out.
+    pub fn match_meta(mut self, on: bool) -> Matcher {
+        self.match_meta = on;
+        self
+    }
+
+    /// The message as compared: `id`/`jsonrpc` dropped, `_meta` (or, with `match_meta`,
+    /// its volatile keys) and ignored paths removed.
     pub fn normalize(&self, msg: &Message) -> Value {
         let mut v = msg.value();
         if let Value::Object(map) = &mut v {
             map.remove("id");
             map.remove("jsonrpc");
             for member in ["params", "result"] {
-                if let Some(Value::Object(inner)) = map.get_mut(member)
-                    && let Some(Value::Object(meta)) = inner.get_mut("_meta")
-                {
+                let Some(Value::Object(inner)) = map.get_mut(member) else {
+                    continue;
+                };
+                if !self.match_meta {
+                    inner.remove("_meta");
+                } else if let Some(Value::Object(meta)) = inner.get_mut("_meta") {
                     meta.retain(|k, _| !VOLATILE_META_KEYS.contains(&k.as_str()));
                     if meta.is_empty() {
                         inner.remove("_meta");
@@ -204,6 +221,15 @@ impl Matcher {
         }
         None
     }
+}
+
+/// An answer without its `result._meta`, unless `keep` (verify leaves it out of the
+/// comparison unless `--match-meta`).
+pub fn without_result_meta(mut answer: Value, keep: bool) -> Value {
+    if !keep && let Some(Value::Object(result)) = answer.get_mut("result") {
+        result.remove("_meta");
+    }
+    answer
 }
 
 /// Deep equality where the recorded side may hold redaction placeholders.
@@ -378,6 +404,50 @@ mod tests {
         let other = msg(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
             "params":{"name":"echo","arguments":{"x":2}}}));
         assert!(!m.matches(&rec, &other));
+    }
+
+    #[test]
+    fn meta_is_ignored_by_default_and_compared_with_the_flag() {
+        let call = |id: &str, extra: Value| {
+            msg(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                "params":{"name":"echo","arguments":{"x":1},
+                    "_meta":{"claudecode/toolUseId":id,"progressToken":id,"extra":extra}}}))
+        };
+        let (rec, live) = (call("toolu_01", json!(1)), call("toolu_02", json!(1)));
+        let bare = msg(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"x":1}}}));
+        let m = Matcher::default();
+        assert!(
+            m.matches(&rec, &live),
+            "an agent's own ids are not compared"
+        );
+        assert!(m.matches(&rec, &bare) && m.matches(&bare, &rec));
+        let answer = |meta: Value| msg(json!({"id":0,"result":{"action":"accept","_meta":meta}}));
+        assert!(m.matches(&answer(json!({"a":1})), &answer(json!({"a":2}))));
+
+        let strict = Matcher::default().match_meta(true);
+        assert!(
+            !strict.matches(&rec, &live),
+            "--match-meta compares `_meta`"
+        );
+        assert!(!strict.matches(&rec, &bare));
+        assert!(!strict.matches(&answer(json!({"a":1})), &answer(json!({"a":2}))));
+        // The progress token is rewritten, not compared, even with --match-meta.
+        let token = |t: &str| {
+            msg(
+                json!({"id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":t}}}),
+            )
+        };
+        assert!(strict.matches(&token("a"), &token("b")));
+        let bare = msg(json!({"id":1,"method":"tools/call","params":{"name":"echo"}}));
+        assert!(strict.matches(&token("a"), &bare));
+        // verify's answers.
+        let answer = json!({"result":{"content":[],"_meta":{"x":1}}});
+        assert_eq!(
+            without_result_meta(answer.clone(), false),
+            json!({"result":{"content":[]}})
+        );
+        assert_eq!(without_result_meta(answer.clone(), true), answer);
     }
 
     #[test]

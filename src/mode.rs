@@ -32,6 +32,9 @@ pub const ENV_REPORT: &str = "MCPTAPE_REPORT";
 pub const ENV_SERVERS: &str = "MCPTAPE_SERVERS";
 /// The mcptape home (tapes in `$MCPTAPE_HOME/recordings`).
 pub const ENV_HOME: &str = "MCPTAPE_HOME";
+/// The variables that, set but empty, turn both modes off below (for the servers a
+/// `call` that records in process starts).
+pub const OFF: [&str; 2] = [ENV_RECORD, ENV_REPLAY];
 
 /// Where a mode's variables were found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,6 +244,8 @@ pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
 pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
 /// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
 pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
+/// `1`: compare `params._meta` when matching (set by `mcptape replay --match-meta`).
+pub const ENV_MATCH_META: &str = "MCPTAPE_MATCH_META";
 /// `1`: keep the recorded delays (set by `mcptape replay --pace`).
 pub const ENV_PACE: &str = "MCPTAPE_PACE";
 
@@ -304,7 +309,14 @@ fn describe(source: &Source, var: &str) -> String {
 
 /// The replay flags, with the mode's environment (set by `mcptape replay`) added.
 fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
-    let flag = |name| env.get(name).is_some_and(|v| v != "0");
+    // Off for the words clap's own reading of `MCPTAPE_MATCH_META` takes as false.
+    let off = |v: &str| {
+        matches!(
+            v.to_ascii_lowercase().as_str(),
+            "0" | "n" | "no" | "f" | "false" | "off"
+        )
+    };
+    let flag = |name| env.get(name).is_some_and(|v| !off(v));
     let mut ignore: Vec<String> = env
         .get(ENV_IGNORE)
         .map(|v| {
@@ -321,6 +333,7 @@ fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
         strict_initialize: flags.strict_initialize || flag(ENV_STRICT_INITIALIZE),
         unordered: flags.unordered || flag(ENV_UNORDERED),
         pace: flags.pace || flag(ENV_PACE),
+        match_meta: flags.match_meta || flag(ENV_MATCH_META),
     }
 }
 

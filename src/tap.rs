@@ -61,6 +61,8 @@ pub struct TapOutcome {
 pub struct Tap {
     handle: TapHandle,
     thread: JoinHandle<TapOutcome>,
+    /// The tape, for the error when the thread dies.
+    path: std::path::PathBuf,
 }
 
 /// The cheap, clonable sending side of a [`Tap`], used on the live path.
@@ -86,6 +88,7 @@ pub fn new_conn_id() -> String {
 impl Tap {
     /// Starts the writer thread on an open tape; every entry goes through `redactor`.
     pub fn start(writer: TapeWriter, server: String, conn: String, redactor: Redactor) -> Tap {
+        let path = writer.path().to_path_buf();
         let (tx, rx) = mpsc::channel();
         let budget = Arc::new(Semaphore::new(MAX_QUEUED_BYTES));
         let give_back = Arc::clone(&budget);
@@ -107,6 +110,7 @@ impl Tap {
         Tap {
             handle: TapHandle { tx, budget },
             thread,
+            path,
         }
     }
 
@@ -115,12 +119,27 @@ impl Tap {
         self.handle.clone()
     }
 
-    /// Writes everything queued so far, syncs the tape and stops the thread.
+    /// Writes everything queued so far, syncs the tape and stops the thread. A thread
+    /// that panicked gives [`TapeError::WriterPanicked`] (said once on stderr): never a
+    /// clean recording.
+    #[must_use = "a recording's result must reach the exit status"]
     pub fn finish(self) -> TapOutcome {
         let _ = self.handle.tx.send(Event::Finish);
-        self.thread.join().unwrap_or(TapOutcome {
-            entries: 0,
-            error: None,
+        self.thread.join().unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            let error = TapeError::WriterPanicked {
+                path: self.path,
+                message,
+            };
+            eprintln!("mcptape: error: {error}");
+            TapOutcome {
+                entries: 0,
+                error: Some(error),
+            }
         })
     }
 }
@@ -247,7 +266,7 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
                     );
                     let _ = writer.append_past_limit(&cut);
                 }
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: error: {e} ({}); recording of server `{server}` stopped here, the session goes on",
                     std::error::Error::source(&e)
                         .map(ToString::to_string)
@@ -370,6 +389,35 @@ mod tests {
             .into_iter()
             .map(|l| String::from_utf8(l).expect("utf8"))
             .collect()
+    }
+
+    #[test]
+    fn a_panicking_writer_thread_is_an_error_not_a_clean_recording() {
+        let (tx, _rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("mcptape-tap-test".into())
+            .spawn(|| -> TapOutcome { panic!("redactor blew up") })
+            .expect("thread");
+        let tap = Tap {
+            handle: TapHandle {
+                tx,
+                budget: Arc::new(Semaphore::new(0)),
+            },
+            thread,
+            path: "/t/x.ndjson".into(),
+        };
+        let outcome = tap.finish();
+        let err = outcome.error.expect("the panic is an error");
+        assert!(matches!(err, TapeError::WriterPanicked { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("/t/x.ndjson") && text.contains("redactor blew up"),
+            "{text}"
+        );
+        assert_eq!(
+            crate::error::Error::from(err).exit_code(),
+            crate::error::EXIT_TAPE
+        );
     }
 
     #[test]

@@ -55,12 +55,19 @@ pub struct Verdict {
     /// The tape line where the recorded connection starts (for ordering summaries).
     #[serde(default)]
     pub first_line: Option<usize>,
+    /// Where a cut recording ended before the client was done: the request whose answer
+    /// the tape lost, or what came past its end (replay of the connection stops there).
+    #[serde(default)]
+    pub tape_end: Option<String>,
 }
 
 impl Verdict {
     /// True when the connection replayed exactly as recorded.
     pub fn ok(&self) -> bool {
-        self.mismatch.is_none() && self.leftovers.is_empty() && self.problems.is_empty()
+        self.mismatch.is_none()
+            && self.leftovers.is_empty()
+            && self.problems.is_empty()
+            && self.tape_end.is_none()
     }
 
     /// Writes the verdict into a report directory, under a name of its own.
@@ -99,14 +106,16 @@ impl Verdict {
         out
     }
 
-    /// A readable account, several lines, for stderr.
+    /// A readable account, several lines, for stderr; each value from the tape or the
+    /// client is escaped on its line ([`crate::term::line`]).
     pub fn describe(&self) -> String {
-        let conn = self.conn.as_deref().unwrap_or("-");
+        use crate::term::line;
+        let conn = line(self.conn.as_deref().unwrap_or("-"));
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let label = match (
             &self.mismatch,
-            self.leftovers.is_empty(),
+            self.leftovers.is_empty() && self.tape_end.is_none(),
             self.problems.is_empty(),
         ) {
             (Some(_), _, _) => "DIVERGED",
@@ -116,15 +125,18 @@ impl Verdict {
         };
         let mut out = format!(
             "{label:<8} server `{}` connection `{conn}`: {} matched, {} given\n",
-            self.server,
+            line(&self.server),
             plural(self.matched, "client message", "client messages"),
             plural(self.answered, "recorded answer", "recorded answers"),
         );
         for p in &self.problems {
-            out.push_str(&format!("  {p}\n"));
+            out.push_str(&format!("  {}\n", line(p)));
+        }
+        if let Some(end) = &self.tape_end {
+            out.push_str(&format!("  the tape ends here: {end}\n"));
         }
         for n in &self.notes {
-            out.push_str(&format!("  note: {n}\n"));
+            out.push_str(&format!("  note: {}\n", line(n)));
         }
         if let Some(m) = &self.mismatch {
             let at = m
@@ -133,7 +145,8 @@ impl Verdict {
                 .unwrap_or_default();
             out.push_str(&format!(
                 "  expected {}{at}\n  got      {}\n",
-                m.expected, m.got
+                line(&m.expected),
+                line(&m.got)
             ));
             if let Some(later) = m.later_line {
                 out.push_str(&format!(
@@ -141,13 +154,14 @@ impl Verdict {
                 ));
             }
             for l in m.diff.lines() {
-                out.push_str(&format!("  {l}\n"));
+                out.push_str(&format!("  {}\n", line(l)));
             }
         }
         for l in &self.leftovers {
             out.push_str(&format!(
                 "  never sent (tape line {}): {}\n",
-                l.line, l.summary
+                l.line,
+                line(&l.summary)
             ));
         }
         out

@@ -9,8 +9,9 @@
 //! `skipped` (a tool that may write, without `--allow-writes`) or `not-played` (the
 //! server was gone). `initialize` is the handshake: played, not classified.
 //!
-//! Comparison: JSON carried in strings is parsed in place, the ignore globs are removed
-//! from both sides, a recorded `"[REDACTED]"` (or `[REDACTED]` span) matches anything.
+//! Comparison: `result._meta` is left out unless `--match-meta` (MCP metadata), JSON
+//! carried in strings is parsed in place, the ignore globs are removed from both sides,
+//! a recorded `"[REDACTED]"` (or `[REDACTED]` span) matches anything.
 //! A JSON-RPC error and a tool result with `isError: true` are both errors; two errors
 //! compare by code, then by message.
 
@@ -134,6 +135,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Framing limit for the server's lines.
     pub max_line: usize,
+    /// Compare `result._meta` too (`--match-meta`); left out by default.
+    pub match_meta: bool,
 }
 
 /// The tools the tape's recorded `tools/list` answers mark `readOnlyHint: true`.
@@ -529,7 +532,9 @@ pub async fn run_connection(
                     }
                     continue;
                 }
-                let (class, diffs) = compare(&recorded, &live.value(), &opts.ignore, used);
+                let recorded = matcher::without_result_meta(recorded, opts.match_meta);
+                let live_value = matcher::without_result_meta(live.value(), opts.match_meta);
+                let (class, diffs) = compare(&recorded, &live_value, &opts.ignore, used);
                 outcome.class = class;
                 outcome.differences = diffs;
                 outcome.live = Some(live.text().to_owned());

@@ -80,16 +80,23 @@ impl Conversation<'_> {
             self.no_redact,
             self.server,
         )?;
-        let live = |tap, report| -> Result<Endpoint> {
+        let live = |tap: Option<Tap>, report| -> Result<Endpoint> {
             let config = self.load_config()?;
-            let entry = config.server(self.server)?;
+            let mut entry = config.server(self.server)?;
+            if tap.is_some() {
+                // This process records the connection: a `mcptape proxy` the config names
+                // must not record it a second time. Set but empty turns the mode off.
+                entry
+                    .env
+                    .extend(mode::OFF.map(|name| (name.to_owned(), String::new())));
+            }
             Ok(Endpoint::Live { entry, tap, report })
         };
         match mode {
             Mode::Passthrough => live(None, None),
             Mode::RecordFailed { error, report } => {
                 let problem = crate::error::chain(&error);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: warning: not recording server `{}`: {problem}",
                     self.server
                 );
@@ -182,7 +189,7 @@ impl Conversation<'_> {
         let (code, endpoint) = runtime.block_on(async {
             let (mut session, endpoint) = match endpoint {
                 Endpoint::Unservable { problem, report } => {
-                    eprintln!("mcptape: error: {problem}");
+                    crate::term::eprintln_escaped!("mcptape: error: {problem}");
                     return Ok::<_, Error>((EXIT_TAPE, Endpoint::Unservable { problem, report }));
                 }
                 Endpoint::Live { entry, tap, report } => {
@@ -192,7 +199,8 @@ impl Conversation<'_> {
                         Ok(s) => s,
                         Err(e) => {
                             if let Some(tap) = tap {
-                                tap.finish();
+                                // The session never started: its error is the one reported.
+                                let _ = tap.finish();
                             }
                             return Err(e);
                         }
@@ -216,13 +224,14 @@ impl Conversation<'_> {
             let (code, reason) = match outcome {
                 Ok(Ok(code)) => (code, "client done"),
                 Ok(Err(e)) => {
-                    eprintln!("error: {}", crate::error::chain(&e));
+                    crate::term::eprintln_escaped!("error: {}", crate::error::chain(&e));
                     (e.exit_code(), "client failed")
                 }
                 Err(_) => {
-                    eprintln!(
+                    crate::term::eprintln_escaped!(
                         "error: no answer from server `{}` within {}s (--timeout)",
-                        self.server, self.timeout
+                        self.server,
+                        self.timeout
                     );
                     (EXIT_TIMEOUT, "timeout")
                 }
@@ -325,7 +334,8 @@ pub fn arguments(json: Option<&str>, args: &[String]) -> Result<Map<String, Valu
     Ok(out)
 }
 
-/// The result for a person: text as text, the rest readable.
+/// The result for a person: text as text, the rest readable (escape it with
+/// [`crate::term::block`] before printing).
 pub fn render(result: &Value) -> String {
     let mut out = String::new();
     for item in result["content"].as_array().into_iter().flatten() {
@@ -379,11 +389,15 @@ impl cli::Call {
         let code = conversation.run(async |session: &mut Session| {
             let init = session.initialize().await?;
             if let Some(err) = init.error() {
-                eprintln!("error: server `{server}` refused to initialize: {err}");
+                crate::term::eprintln_escaped!(
+                    "error: server `{server}` refused to initialize: {err}"
+                );
                 return Ok(EXIT_FAILED);
             }
             let params = serde_json::json!({"name": tool, "arguments": args});
-            let reply = session.request("tools/call", params).await?;
+            // Progress is for people: JSON and raw output keep stderr for errors.
+            session.show_progress(output == Output::Text);
+            let reply = session.request_with_progress("tools/call", params).await?;
             Ok(print_reply(server, tool, &reply, output))
         })?;
         Ok(ExitCode::from(code))
@@ -395,7 +409,7 @@ fn print_reply(server: &str, tool: &str, reply: &Reply, output: Output) -> u8 {
         if output == Output::Raw {
             println!("{}", reply.raw);
         }
-        eprintln!(
+        crate::term::eprintln_escaped!(
             "error: server `{server}` answered tools/call {tool} with error {}: {}",
             err["code"],
             err["message"].as_str().unwrap_or("")
@@ -406,9 +420,9 @@ fn print_reply(server: &str, tool: &str, reply: &Reply, output: Output) -> u8 {
     let failed = result["isError"] == Value::Bool(true);
     match output {
         Output::Raw => println!("{}", reply.raw),
-        Output::Json => println!("{result:#}"),
-        Output::Text if failed => eprint!("{}", render(result)),
-        Output::Text => print!("{}", render(result)),
+        Output::Json => println!("{}", crate::term::json_pretty(result)),
+        Output::Text if failed => eprint!("{}", crate::term::block(&render(result))),
+        Output::Text => print!("{}", crate::term::block(&render(result))),
     }
     if failed {
         eprintln!("error: tool `{tool}` of server `{server}` answered isError: true");

@@ -36,9 +36,13 @@ impl cli::List {
             rows.push(row);
         }
         let text = if self.json {
-            format!("{:#}\n", json!(rows))
+            format!("{}\n", crate::term::json_pretty(&rows))
         } else if rows.is_empty() {
-            format!("no tapes in {}\n", store::recordings_dir(&home).display())
+            let dir = store::recordings_dir(&home);
+            format!(
+                "no tapes in {}\n",
+                super::show::printable(&dir.to_string_lossy())
+            )
         } else {
             let mut t = format!(
                 "{:<24} {:>10} {:>5}  {:<24} {}\n",
@@ -64,8 +68,8 @@ impl cli::List {
                         .as_u64()
                         .map(|c| c.to_string())
                         .unwrap_or_else(|| "-".into()),
-                    r["last"].as_str().unwrap_or("-"),
-                    servers
+                    super::show::printable(r["last"].as_str().unwrap_or("-")),
+                    super::show::printable(&servers)
                 ));
             }
             t

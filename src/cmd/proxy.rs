@@ -82,13 +82,15 @@ impl cli::Proxy {
             Mode::Passthrough => runtime.block_on(self.upstream(None)),
             Mode::RecordFailed { error, report } => {
                 let problem = crate::error::chain(&error);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
                 );
                 if let Some(dir) = &report {
                     report::leave_problem(dir, &server, &problem);
                 }
-                runtime.block_on(self.upstream(None))
+                runtime
+                    .block_on(self.upstream(None))
+                    .map(|code| with_recording(code, false))
             }
             Mode::Record {
                 tape,
@@ -104,7 +106,7 @@ impl cli::Proxy {
                     (Err(e), _) if self.record.is_some() => return Err(e.into()),
                     (Err(e), report) => {
                         let problem = crate::error::chain(&e);
-                        eprintln!(
+                        crate::term::eprintln_escaped!(
                             "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
                         );
                         if let Some(dir) = report {
@@ -112,7 +114,7 @@ impl cli::Proxy {
                         }
                         let code = runtime.block_on(self.upstream(None));
                         runtime.shutdown_background();
-                        return code.map(ExitCode::from);
+                        return code.map(|c| ExitCode::from(with_recording(c, false)));
                     }
                 };
                 eprintln!(
@@ -122,10 +124,16 @@ impl cli::Proxy {
                 let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
                 let code = runtime.block_on(self.upstream(Some(tap.handle())));
                 let outcome = tap.finish();
-                if let (Some(err), Some(dir)) = (outcome.error, &report) {
-                    report::leave_problem(dir, &server, &crate::error::chain(&err));
+                if let Some(err) = &outcome.error {
+                    let problem = crate::error::chain(err);
+                    match &report {
+                        Some(dir) => report::leave_problem(dir, &server, &problem),
+                        None => eprintln!(
+                            "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
+                        ),
+                    }
                 }
-                code
+                code.map(|c| with_recording(c, outcome.error.is_none()))
             }
             Mode::Replay {
                 tape,
@@ -159,6 +167,16 @@ impl cli::Proxy {
     }
 }
 
+/// The proxy's exit status: its server's, except that a clean exit becomes 3 when the
+/// recording is not whole (refused, or cut by a write error or a writer crash).
+fn with_recording(code: u8, whole: bool) -> u8 {
+    if code == EXIT_OK && !whole {
+        EXIT_TAPE
+    } else {
+        code
+    }
+}
+
 /// Leaves a verdict for the `replay` parent, or, standalone, prints it when it failed.
 pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
     match report {
@@ -170,7 +188,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
                 );
             }
         }
-        None if !verdict.ok() => eprint!("mcptape: {}", verdict.describe()),
+        None if !verdict.ok() => eprint!("mcptape: {}", crate::term::block(&verdict.describe())),
         None => {}
     }
 }
@@ -179,7 +197,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
 pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
     let globs = matcher::parse_globs(&settings.ignore).map_err(Error::Usage)?;
     Ok(replay::Options {
-        matcher: Matcher::new(globs, settings.strict_initialize),
+        matcher: Matcher::new(globs, settings.strict_initialize).match_meta(settings.match_meta),
         unordered: settings.unordered,
     })
 }
@@ -227,7 +245,7 @@ impl cli::Proxy {
                 tape,
                 source,
                 recording,
-                ..
+                report,
             } => {
                 let url = self.url.clone().ok_or_else(need_url)?;
                 store::ensure_dir(&tape)?;
@@ -242,7 +260,7 @@ impl cli::Proxy {
                         headers: headers()?,
                         record: Some((tape, recording)),
                     },
-                    None,
+                    report,
                 )
             }
             Mode::Passthrough | Mode::RecordFailed { .. } => {
@@ -261,12 +279,21 @@ impl cli::Proxy {
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let verdicts = runtime.block_on(front::serve(addr, server, source, limits))?;
+        let served = runtime.block_on(front::serve(addr, server, source, limits))?;
         runtime.shutdown_background();
         let mut ok = true;
-        for v in &verdicts {
+        for v in &served.verdicts {
             file_verdict(v, report.as_deref());
             ok &= v.ok();
+        }
+        for problem in &served.tape_errors {
+            match &report {
+                Some(dir) => report::leave_problem(dir, server, problem),
+                None => eprintln!(
+                    "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
+                ),
+            }
+            ok = false;
         }
         Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_TAPE }))
     }
@@ -316,7 +343,7 @@ async fn serve_replay(
 ) -> Result<(Verdict, Option<u8>)> {
     let mut picker = Picker::new(tape, server, report, &replay_options(settings)?);
     if let Some(problem) = picker.problem() {
-        eprintln!("mcptape: error: {problem}");
+        crate::term::eprintln_escaped!("mcptape: error: {problem}");
     }
     let mut input =
         FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);

@@ -62,7 +62,7 @@ impl cli::Record {
         let problems = report::problems(report.path());
         summarize(&tape);
         for p in &problems {
-            eprintln!("mcptape: error: {p}");
+            crate::term::eprintln_escaped!("mcptape: error: {p}");
         }
         Ok(ExitCode::from(match (code, problems.is_empty()) {
             (0, false) => EXIT_TAPE,
@@ -76,7 +76,7 @@ fn summarize(tape: &Path) {
     let loaded = match Tape::load(tape) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: warning: cannot read back the tape: {}",
                 crate::error::chain(&e)
             );
@@ -99,7 +99,7 @@ fn summarize(tape: &Path) {
         .iter()
         .filter(|e| e.meta.dir != crate::tape::Direction::Lifecycle)
         .count();
-    eprintln!(
+    crate::term::eprintln_escaped!(
         "mcptape: recorded {messages} messages in {} connection{} of {} into `{}`",
         conns.len(),
         if conns.len() == 1 { "" } else { "s" },

@@ -119,7 +119,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
         if check {
             let mut stdout = std::io::stdout().lock();
             for f in &findings {
-                writeln!(stdout, "{f}").map_err(Error::Stdout)?;
+                writeln!(stdout, "{}", crate::term::line(f)).map_err(Error::Stdout)?;
             }
             if findings.is_empty() {
                 eprintln!(

@@ -13,7 +13,7 @@ use crate::cli;
 use crate::error::{EXIT_TAPE, Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{
-    self, ENV_IGNORE, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
+    self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
     ENV_STRICT_INITIALIZE, ENV_UNORDERED,
 };
 use crate::process;
@@ -64,6 +64,7 @@ impl cli::Replay {
             (ENV_STRICT_INITIALIZE, flag(self.matching.strict_initialize)),
             (ENV_UNORDERED, flag(self.matching.unordered)),
             (ENV_PACE, flag(self.matching.pace)),
+            (ENV_MATCH_META, flag(self.matching.match_meta)),
         ];
         if self.command.is_empty() {
             super::print_exports(&vars);
@@ -84,7 +85,7 @@ impl cli::Replay {
         let verdicts = Verdict::collect(report.path());
         let mut failed = false;
         for v in &verdicts {
-            eprint!("mcptape: {}", v.describe());
+            eprint!("mcptape: {}", crate::term::block(&v.describe()));
             failed |= !v.ok();
         }
         let used: HashSet<(&str, &str)> = verdicts
@@ -99,9 +100,10 @@ impl cli::Replay {
                     .first()
                     .map(|&i| tape.entries[i].line)
                     .unwrap_or(0);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
-                    conn.server, conn.id
+                    conn.server,
+                    conn.id
                 );
                 failed = true;
             }

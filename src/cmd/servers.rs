@@ -28,7 +28,11 @@ impl cli::Servers {
                 (None, Some(url)) => format!("{url}  (Streamable HTTP)"),
                 (None, None) => String::new(),
             };
-            text.push_str(&format!("  {}  {how}\n", crate::cmd::show::printable(name)));
+            text.push_str(&format!(
+                "  {}  {}\n",
+                crate::cmd::show::printable(name),
+                crate::cmd::show::printable(&how)
+            ));
         }
         std::io::stdout()
             .lock()

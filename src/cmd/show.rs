@@ -37,7 +37,7 @@ impl cli::Show {
                 "warnings": tape.warnings,
                 "connections": conns.iter().map(|c| conn_json(&tape, c)).collect::<Vec<_>>(),
             });
-            format!("{doc:#}\n")
+            format!("{}\n", crate::term::json_pretty(&doc))
         } else {
             let width = (!self.full).then(width);
             trace(&tape, &conns, width)
@@ -137,27 +137,22 @@ pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String 
 }
 
 /// A name from a tape as it may be printed: control characters escaped, so that a
-/// shared tape cannot drive the terminal.
+/// shared tape cannot drive the terminal ([`crate::term::line`]).
 pub fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::term::line(s).into_owned()
 }
 
+/// Appends one line of the trace, escaped (everything in it may come from the tape),
+/// then cut to the width.
 fn push(out: &mut String, width: Option<usize>, line: &str) {
+    let line = crate::term::line(line);
     let line: String = match width {
         Some(w) if line.chars().count() > w => {
             let mut cut: String = line.chars().take(w.saturating_sub(1)).collect();
             cut.push('…');
             cut
         }
-        _ => line.to_owned(),
+        _ => line.into_owned(),
     };
     out.push_str(&line);
     out.push('\n');

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::cli;
 use crate::client::Session;
 use crate::error::{EXIT_DIFFERENT, Result};
+use crate::term::line;
 
 /// Most `tools/list` pages followed (a server that keeps giving cursors is stopped here).
 const MAX_PAGES: usize = 100;
@@ -21,7 +22,9 @@ impl cli::Tools {
         let code = conversation.run(async |session: &mut Session| {
             let init = session.initialize().await?;
             if let Some(err) = init.error() {
-                eprintln!("error: server `{server}` refused to initialize: {err}");
+                crate::term::eprintln_escaped!(
+                    "error: server `{server}` refused to initialize: {err}"
+                );
                 return Ok(EXIT_DIFFERENT);
             }
             let mut tools = Vec::new();
@@ -33,9 +36,10 @@ impl cli::Tools {
                 };
                 let reply = session.request("tools/list", params).await?;
                 if let Some(err) = reply.error() {
-                    eprintln!(
+                    crate::term::eprintln_escaped!(
                         "error: server `{server}` answered tools/list with error {}: {}",
-                        err["code"], err["message"]
+                        err["code"],
+                        err["message"]
                     );
                     return Ok(EXIT_DIFFERENT);
                 }
@@ -47,9 +51,9 @@ impl cli::Tools {
                 }
             }
             if json_out {
-                println!("{:#}", Value::Array(tools));
+                println!("{}", crate::term::json_pretty(&Value::Array(tools)));
             } else {
-                print!("{}", describe(&tools));
+                print!("{}", crate::term::block(&describe(&tools)));
             }
             Ok(0)
         })?;
@@ -57,11 +61,12 @@ impl cli::Tools {
     }
 }
 
-/// The tools for a person: name, hints, description, then each argument.
+/// The tools for a person: name, hints, description, then each argument; each value
+/// from the server escaped on its line, so none can forge a line of its own.
 pub fn describe(tools: &[Value]) -> String {
     let mut out = String::new();
     for tool in tools {
-        let name = tool["name"].as_str().unwrap_or("?");
+        let name = line(tool["name"].as_str().unwrap_or("?"));
         let a = &tool["annotations"];
         let mut hints = Vec::new();
         for (key, word) in [
@@ -83,7 +88,7 @@ pub fn describe(tools: &[Value]) -> String {
         };
         out.push_str(&format!("{name}{hints}\n"));
         if let Some(d) = tool["description"].as_str() {
-            out.push_str(&format!("  {}\n", d.lines().next().unwrap_or("")));
+            out.push_str(&format!("  {}\n", line(d.lines().next().unwrap_or(""))));
         }
         let schema = &tool["inputSchema"];
         let required: Vec<&str> = schema["required"]
@@ -109,10 +114,29 @@ pub fn describe(tools: &[Value]) -> String {
             };
             let about = spec["description"]
                 .as_str()
-                .map(|d| format!("  {d}"))
+                .map(|d| format!("  {}", line(d)))
                 .unwrap_or_default();
-            out.push_str(&format!("    {arg}{req}: {ty}{about}\n"));
+            out.push_str(&format!("    {}{req}: {}{about}\n", line(arg), line(&ty)));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describe_escapes_what_the_server_wrote() {
+        let tools = [json!({
+            "name": "x\u{1b}]0;title\u{7}\n  ok forged",
+            "description": "\u{9b}2J first line\u{202e}\nsecond",
+            "inputSchema": {"properties": {"a\nb": {"type": "string", "description": "d\r\u{1b}[2J"}}},
+        })];
+        let text = describe(&tools);
+        assert_eq!(
+            text,
+            "x\\x1b]0;title\\x07\\n  ok forged\n  \\u{9b}2J first line\\u{202e}\n    a\\nb?: string  d\\r\\x1b[2J\n"
+        );
+    }
 }

@@ -19,7 +19,7 @@ use crate::message;
 use crate::mode::{self};
 use crate::process;
 use crate::redact::Redactor;
-use crate::tape::{Tape, format, store};
+use crate::tape::{Tape, format, safety, store};
 use crate::verify::{self, Class, Outcome};
 
 impl cli::Verify {
@@ -36,7 +36,7 @@ impl cli::Verify {
         let tape = match Tape::load_warning(&path) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {}", crate::error::chain(&e));
+                crate::term::eprintln_escaped!("error: {}", crate::error::chain(&e));
                 return Ok(ExitCode::from(EXIT_TAPE));
             }
         };
@@ -63,6 +63,7 @@ impl cli::Verify {
             allow_writes: self.allow_writes,
             timeout: Duration::from_secs_f64(self.timeout),
             max_line: MAX_LINE_BYTES,
+            match_meta: self.match_meta,
         };
         let read_only = verify::read_only_tools(&tape, &server);
         let target = match &self.url {
@@ -117,7 +118,7 @@ impl cli::Verify {
             Format::Text => text_report(&path, &server, &command, &outcomes, &problems),
             Format::Json => outcomes
                 .iter()
-                .map(|o| format!("{}\n", serde_json::to_string(o).unwrap_or_default()))
+                .map(|o| format!("{}\n", crate::term::json_compact(o)))
                 .collect(),
             Format::Junit => junit_report(&server, &outcomes, &problems),
         };
@@ -131,10 +132,10 @@ impl cli::Verify {
         }
         if self.format != Format::Text && !problems.is_empty() {
             for p in &problems {
-                eprintln!("mcptape: {p}");
+                crate::term::eprintln_escaped!("mcptape: {p}");
             }
         }
-        write_receipt(&path, &server, &command, started, &outcomes, broken);
+        write_receipt(&path, &server, &command, started, &outcomes, broken)?;
         let differ = outcomes.iter().any(|o| o.class.is_difference());
         if self.update && !broken {
             let changed = update(&path, &outcomes)?;
@@ -182,6 +183,8 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
+/// The text report: one line each, every value escaped on its line
+/// ([`crate::term::line`]), as a server's answer may hold anything.
 fn text_report(
     tape: &Path,
     server: &str,
@@ -195,24 +198,27 @@ fn text_report(
         .map(|(c, n)| format!("{n} {}", c.as_str()))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut out = format!(
-        "verify `{}` (server `{server}`) against `{command}`: {summary}\n",
+    let mut out = String::new();
+    let mut put = |text: String| {
+        out.push_str(&crate::term::line(&text));
+        out.push('\n');
+    };
+    put(format!(
+        "verify `{}` (server `{server}`) against `{command}`: {summary}",
         tape.display()
-    );
+    ));
     for o in outcomes.iter().filter(|o| o.class != Class::Same) {
-        let _ = writeln!(
-            out,
+        put(format!(
             "{:<10} {} (tape line {})",
             o.class.as_str(),
             o.title(),
             o.line
-        );
+        ));
         if let Some(r) = &o.reason {
-            let _ = writeln!(out, "           {r}");
+            put(format!("           {r}"));
         }
         for d in &o.differences {
-            let _ = writeln!(
-                out,
+            put(format!(
                 "           {}: {} → {}",
                 if d.path.is_empty() {
                     "(whole answer)"
@@ -221,11 +227,11 @@ fn text_report(
                 },
                 show(&d.old),
                 show(&d.new)
-            );
+            ));
         }
     }
     for p in problems {
-        let _ = writeln!(out, "problem    {p}");
+        put(format!("problem    {p}"));
     }
     out
 }
@@ -239,6 +245,9 @@ fn xml(s: &str) -> String {
             '"' => "&quot;".into(),
             '\'' => "&apos;".into(),
             c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => " ".into(),
+            // C1 and bidi controls: as character references, so that a terminal showing
+            // the report does not obey them.
+            c if crate::term::is_dangerous(c) => format!("&#x{:x};", u32::from(c)),
             c => c.to_string(),
         })
         .collect()
@@ -315,7 +324,9 @@ fn junit_report(server: &str, outcomes: &[Outcome], problems: &[String]) -> Stri
     out
 }
 
-/// `<session>.verify.json` beside the tape: what ran, when, and the counts.
+/// `<session>.verify.json` beside the tape: what ran, when, and the counts. A receipt
+/// the rules of [`crate::tape::safety`] refuse (a symlink, a shared directory) is an
+/// error; one the system cannot write (a read-only checkout) only a warning.
 fn write_receipt(
     tape: &Path,
     server: &str,
@@ -323,7 +334,7 @@ fn write_receipt(
     started: SystemTime,
     outcomes: &[Outcome],
     broken: bool,
-) {
+) -> Result<(), TapeError> {
     let name = tape
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -343,11 +354,16 @@ fn write_receipt(
         "complete": !broken,
         "counts": counts,
     });
-    if let Err(e) = std::fs::write(&path, format!("{receipt:#}\n")) {
-        eprintln!(
-            "mcptape: warning: cannot write the receipt `{}`: {e}",
-            path.display()
-        );
+    match safety::write_file(&path, format!("{receipt:#}\n").as_bytes(), 0o644) {
+        Ok(()) => Ok(()),
+        Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused { path, why }),
+        Err(safety::OpenError::Io(e)) => {
+            eprintln!(
+                "mcptape: warning: cannot write the receipt `{}`: {e}",
+                path.display()
+            );
+            Ok(())
+        }
     }
 }
 
@@ -381,10 +397,8 @@ fn update(path: &Path, outcomes: &[Outcome]) -> Result<usize> {
         lines[line_no - 1] = format!("{head},\"_meta\":{meta}}}\n");
         changed += 1;
     }
-    std::fs::copy(path, store::prev_path(path)).map_err(|source| TapeError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    safety::check_replace(path)?;
+    store::keep_prev_copy(path, text.as_bytes())?;
     store::replace_file(path, lines.concat().as_bytes())?;
     Ok(changed)
 }

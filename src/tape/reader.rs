@@ -85,7 +85,7 @@ impl Tape {
     pub fn load_warning(path: &Path) -> Result<Tape, TapeError> {
         let tape = Tape::load(path)?;
         for w in &tape.warnings {
-            eprintln!("mcptape: warning: {w}");
+            crate::term::eprintln_escaped!("mcptape: warning: {w}");
         }
         Ok(tape)
     }

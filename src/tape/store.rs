@@ -2,15 +2,17 @@
 //!
 //! A SESSION argument that contains `/` or ends in `.ndjson` is a path; anything else is
 //! a name, checked so that it cannot leave `$MCPTAPE_HOME/recordings` (no separators, no
-//! `..`, not empty, no control characters, not hidden). The recordings directory is made
-//! 0700 and tapes 0600, also when they existed before; a directory the user names in a
-//! path is created if missing (0700) but otherwise left as it is.
+//! `..`, not empty, no control characters, not hidden). Directories mcptape creates are
+//! 0700 and tapes 0600, also when they existed before; a directory that already exists
+//! (the user's, or a symlinked `$MCPTAPE_HOME/recordings`) keeps its mode. What is never
+//! written (through a symlink, into a shared directory) is [`super::safety`]'s.
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
+use crate::tape::safety;
 
 /// Where tapes live when `MCPTAPE_HOME` is not set: `~/.mcptape`.
 const DEFAULT_HOME_DIR: &str = ".mcptape";
@@ -107,16 +109,13 @@ pub fn ensure_dir(tape: &Path) -> Result<(), TapeError> {
         path: dir.to_path_buf(),
         source,
     };
+    // Only what we create gets our mode; an existing directory is not ours to change.
     if !dir.is_dir() {
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
             .map_err(dir_err)?;
-    }
-    // Our own recordings directory is private even if someone loosened it.
-    if dir.file_name().is_some_and(|n| n == RECORDINGS_DIR) {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(dir_err)?;
     }
     Ok(())
 }
@@ -129,9 +128,12 @@ pub fn start_fresh(tape: &Path) -> Result<Option<PathBuf>, TapeError> {
         path: tape.to_path_buf(),
         source,
     };
+    // A link is refused before anything moves: neither it nor its target is rotated.
+    safety::check_replace(tape)?;
     let mut kept = None;
-    if fs::metadata(tape).is_ok_and(|m| m.is_file() && m.len() > 0) {
+    if fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() > 0) {
         let prev = prev_path(tape);
+        safety::check_replace(&prev)?;
         fs::rename(tape, &prev).map_err(open_err)?;
         kept = Some(prev);
     }
@@ -176,27 +178,42 @@ pub fn list(home: &Path) -> Result<Vec<Listed>, TapeError> {
 }
 
 /// Replaces a file's content through a temporary file in the same directory, renamed
-/// over it, with the original file's mode.
+/// over it, with the original file's mode. A file that is a symlink is refused (renaming
+/// over it would replace the link and leave its target as it was).
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), TapeError> {
     let write_err = |source| TapeError::Write {
         path: path.to_path_buf(),
         source,
     };
+    safety::check_replace(path)?;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mode = std::fs::metadata(path)
+    let mode = std::fs::symlink_metadata(path)
         .map_err(write_err)?
         .permissions()
         .mode();
+    // Created with O_EXCL under a random name: never an existing file or link.
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
     std::io::Write::write_all(&mut tmp, bytes).map_err(write_err)?;
     tmp.as_file().sync_all().map_err(write_err)?;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(write_err)?;
     tmp.persist(path).map_err(|e| write_err(e.error))?;
     Ok(())
+}
+
+/// Keeps a copy of a tape's content as its `.prev` (0600), never through a symlink;
+/// returns where.
+pub fn keep_prev_copy(tape: &Path, bytes: &[u8]) -> Result<PathBuf, TapeError> {
+    let prev = prev_path(tape);
+    safety::write_file(&prev, bytes, 0o600).map_err(|e| match e.for_tape(&prev) {
+        TapeError::Open { path, source } => TapeError::Write { path, source },
+        other => other,
+    })?;
+    Ok(prev)
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //!
 //! Every line is written with one `write` on an `O_APPEND` descriptor while holding an
 //! exclusive advisory lock (`flock`) on the file: the proxies of many servers can share
-//! one tape and their lines never interleave. The tape is 0600, also when it existed.
+//! one tape and their lines never interleave. The tape is 0600, also when it existed, and
+//! is opened under the rules of [`crate::tape::safety`] (no symlink, no shared directory).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -10,6 +11,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
+use crate::tape::safety;
 
 /// An open tape, appended to line by line.
 #[derive(Debug)]
@@ -26,13 +28,16 @@ impl TapeWriter {
             path: path.to_path_buf(),
             source,
         };
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(open_err)?;
+        // Never through a symlink, never in a directory others could swap it in.
+        let file = safety::open(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .mode(0o600),
+        )
+        .map_err(|e| e.for_tape(path))?;
         let meta = file.metadata().map_err(open_err)?;
         // Only regular files get their mode fixed: a tape path may name a device
         // (`/dev/full` in tests), whose permissions are not ours to change.
@@ -150,6 +155,27 @@ mod tests {
         let mut w = TapeWriter::open(&path).expect("open");
         w.append(b"{}\n").expect("append");
         assert_eq!(std::fs::read(&path).expect("read"), b"{\"torn\":\n{}\n");
+    }
+
+    #[test]
+    fn a_symlinked_tape_is_refused_and_its_target_keeps_its_mode() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "").expect("write");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let link = dir.path().join("t.ndjson");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let err = TapeWriter::open(&link).expect_err("refused");
+        assert!(
+            err.to_string().contains("refusing to write") && err.to_string().contains("t.ndjson"),
+            "{err}"
+        );
+        let mode = std::fs::metadata(&target)
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o644);
     }
 
     #[test]

@@ -25,6 +25,7 @@ use crate::process::{self, SIGTERM_GRACE, Signals};
 use crate::stdio;
 use crate::tap::{LongLine, MAX_QUEUED_BYTES, TapHandle};
 use crate::tape::Direction;
+use crate::tape::lifecycle::CloseReason;
 
 /// Read buffer size for each direction.
 pub const READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -204,14 +205,14 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
     let mut up_done = false;
     let mut down_done = false;
     let mut kill_at: Option<tokio::time::Instant> = None;
-    let mut reason = "server exited";
+    let mut reason = CloseReason::ServerExited;
     let status: ExitStatus = loop {
         // Biased: when the client's hang-up made the server exit, both are ready and the
         // hang-up is the reason.
         tokio::select! {
             biased;
             sig = signals.recv() => {
-                reason = sig.as_str();
+                reason = CloseReason::Other(sig.as_str().to_owned());
                 server.signal(sig);
                 kill_at.get_or_insert(tokio::time::Instant::now() + SIGTERM_GRACE);
             }
@@ -220,14 +221,14 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
                 // The pump dropped the server's stdin on return: that is the MCP way to
                 // ask a stdio server to exit.
                 if matches!(end, Ok(PumpEnd::SourceClosed)) {
-                    reason = "client closed stdin";
+                    reason = CloseReason::ClientClosedStdin;
                     break server.stop().await?;
                 }
             }
             end = &mut down, if !down_done => {
                 down_done = true;
                 if matches!(end, Ok(PumpEnd::SinkGone)) {
-                    reason = "client stopped reading";
+                    reason = CloseReason::ClientStoppedReading;
                     if !up_done {
                         // Dropping the up pump closes the server's stdin.
                         up.abort();
@@ -266,7 +267,7 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
     down.abort();
     up.abort();
     let mut close = process::status_json(status);
-    close["reason"] = json!(reason);
+    close["reason"] = json!(reason.as_str());
     lifecycle("$transport/close", close);
     Ok(process::exit_code(status))
 }

@@ -668,7 +668,7 @@ pub async fn relay(
                 Some(Ok(Frame::Long { bytes, last, .. })) => {
                     // Too long to hold: never sent whole; its request (if one) is refused.
                     if last {
-                        eprintln!("mcptape: warning: a client line over {max_line} bytes was not sent to `{url}`");
+                        crate::term::eprintln_escaped!("mcptape: warning: a client line over {max_line} bytes was not sent to `{url}`");
                     }
                     let _ = bytes;
                 }

@@ -17,7 +17,9 @@
 //!
 //! The first mismatch answers the client with a JSON-RPC error [`DIVERGED_CODE`] naming
 //! what came and what the tape expected, and stops the script: every later request gets
-//! the same error.
+//! the same error. So does the end of a cut recording ([`crate::upstream::script`]): a request whose answer
+//! the tape lost, or a message past the end, gets that error, and the verdict says where
+//! the tape ends.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime};
@@ -27,7 +29,10 @@ use serde_json::json;
 use crate::matcher::{self, Matcher};
 use crate::message::{self, Kind, Message};
 use crate::tape::{Connection, Direction, Tape};
+use crate::upstream::script::{Ending, Pairs};
 use crate::verdict::{Leftover, Mismatch, Verdict};
+
+mod ends;
 
 /// The JSON-RPC error code of a replay divergence (server-defined range).
 pub const DIVERGED_CODE: i64 = -32090;
@@ -126,24 +131,26 @@ impl ServerFacts {
 pub struct Replay {
     steps: Vec<Step>,
     pos: usize,
-    /// Recorded request id (raw JSON) → live id (raw JSON).
-    ids: HashMap<String, String>,
+    /// Which recorded answer answers which recorded request.
+    pairs: Pairs,
+    /// Matched request step → the live request's id (raw JSON).
+    live: HashMap<usize, String>,
     /// Recorded progress token (raw JSON) → live token (raw JSON).
     tokens: HashMap<String, String>,
     /// Protocol versions this server answered anywhere in the tape.
     versions: HashSet<String>,
     /// The version the live client asked for in `initialize`.
     asked_version: Option<String>,
-    /// The recorded id of the matched `initialize` request.
-    init_id: Option<String>,
+    /// The step of the matched `initialize` request.
+    init_step: Option<usize>,
     /// This server's recorded answer to a `server/discover` probe, if any.
     discover_answer: Option<Message>,
     /// Progress tokens the recorded client issued (raw JSON).
     recorded_tokens: HashSet<String>,
     /// Live ids of matched requests not answered yet, in order.
     awaiting: Vec<String>,
-    /// The recorded server ended the connection itself, with this exit status.
-    server_exit: Option<u8>,
+    /// How the recording of the connection ended.
+    ending: Ending,
     last_ts: Option<SystemTime>,
     diverged: Option<String>,
     verdict: Verdict,
@@ -260,36 +267,28 @@ impl Replay {
             })
             .map(str::to_owned)
             .collect();
-        let server_exit = conn
-            .entries
-            .iter()
-            .map(|&i| &tape.entries[i])
-            .filter(|e| e.lifecycle_event() == Some("$transport/close"))
-            .map(|e| e.message.value()["params"].clone())
-            .find(|p| p["reason"] == "server exited")
-            .map(|p| match (p["exitCode"].as_i64(), p["signal"].as_i64()) {
-                (Some(code), _) => code as u8,
-                (None, Some(sig)) => (128 + sig) as u8,
-                _ => 1,
-            });
+        let ending = Ending::of(tape, conn);
+        let notes = ending.note().into_iter().collect();
         Replay {
+            pairs: Pairs::of(steps.iter().map(|s| (s.dir, &s.message))),
             steps,
             pos: 0,
-            ids: HashMap::new(),
+            live: HashMap::new(),
             tokens: HashMap::new(),
             versions,
             asked_version: None,
-            init_id: None,
+            init_step: None,
             discover_answer,
             recorded_tokens,
             awaiting: Vec::new(),
-            server_exit,
+            ending,
             last_ts: None,
             diverged: None,
             verdict: Verdict {
                 server: conn.server.clone(),
                 conn: Some(conn.id.clone()),
                 first_line: conn.entries.first().map(|&i| tape.entries[i].line),
+                notes,
                 ..Verdict::default()
             },
             opts,
@@ -334,9 +333,9 @@ impl Replay {
         // A cancellation names a live request id: match it as the recorded one.
         let msg = match message::raw_member(msg.text(), &["params", "requestId"]) {
             Some(live) if msg.method() == Some("notifications/cancelled") => {
-                match self.ids.iter().find(|(_, l)| l.as_str() == live) {
-                    Some((rec, _)) => {
-                        message::replace_member(msg.text(), &["params", "requestId"], rec)
+                match self.recorded_id(live) {
+                    Some(rec) => {
+                        message::replace_member(msg.text(), &["params", "requestId"], &rec)
                             .map(Message::new)
                             .unwrap_or(msg)
                     }
@@ -357,7 +356,9 @@ impl Replay {
             .find(|&&c| self.step_matches(c, &msg, &live_norm))
         {
             self.consume(c, &msg);
-            return self.advance();
+            let mut out = self.advance();
+            out.extend(self.lost_answer(c));
+            return out;
         }
         if msg.kind() == Kind::Notification && msg.method().is_some_and(|m| ADVISORY.contains(&m)) {
             // Advisory: the server needs no answer and the script does not depend on it.
@@ -378,12 +379,17 @@ impl Replay {
             };
             return vec![self.now(line)];
         }
+        if candidates.is_empty()
+            && let Some(out) = self.past_end(&msg)
+        {
+            return out;
+        }
         self.diverge(&msg, candidates.first().copied())
     }
 
     /// The verdict, once the client has hung up.
     pub fn finish(mut self) -> Verdict {
-        if self.verdict.mismatch.is_none() {
+        if self.verdict.mismatch.is_none() && self.verdict.tape_end.is_none() {
             self.verdict.leftovers = self
                 .steps
                 .iter()
@@ -461,8 +467,8 @@ impl Replay {
         if recorded.kind() != Kind::Request {
             return;
         }
-        if let (Some(rec), Some(now)) = (recorded.id(), live.id()) {
-            self.ids.insert(rec.to_owned(), now.to_owned());
+        if let (Some(_), Some(now)) = (recorded.id(), live.id()) {
+            self.live.insert(i, now.to_owned());
             self.awaiting.push(now.to_owned());
         }
         let token = ["params", "_meta", "progressToken"];
@@ -473,7 +479,7 @@ impl Replay {
             self.tokens.insert(rec.to_owned(), now.to_owned());
         }
         if recorded.method() == Some("initialize") {
-            self.init_id = recorded.id().map(str::to_owned);
+            self.init_step = Some(i);
             self.asked_version =
                 message::raw_member(live.text(), &["params", "protocolVersion"]).map(str::to_owned);
         }
@@ -510,7 +516,7 @@ impl Replay {
                 }
                 continue;
             }
-            if !self.releasable(&step.message) {
+            if !self.releasable(i) {
                 break;
             }
             self.emit(i, &mut out);
@@ -518,10 +524,12 @@ impl Replay {
         out
     }
 
-    /// True for an answer to a matched request, or progress for a matched token.
-    fn releasable(&self, msg: &Message) -> bool {
+    /// True for step `i` when it is the answer to a matched request, or progress for a
+    /// matched token.
+    fn releasable(&self, i: usize) -> bool {
+        let msg = &self.steps[i].message;
         match msg.kind() {
-            Kind::Response | Kind::Error => msg.id().is_some_and(|id| self.ids.contains_key(id)),
+            Kind::Response | Kind::Error => self.live_id(i).is_some(),
             Kind::Notification if msg.method() == Some("notifications/progress") => {
                 message::raw_member(msg.text(), &["params", "progressToken"])
                     .is_some_and(|t| self.tokens.contains_key(t))
@@ -549,17 +557,16 @@ impl Replay {
         {
             return;
         }
-        if matches!(msg.kind(), Kind::Response | Kind::Error)
-            && let Some(live) = msg.id().and_then(|id| self.ids.get(id))
+        if let Some(live) = self.live_id(i)
+            && let Some(at) = self.awaiting.iter().position(|a| a == live)
         {
-            let live = live.clone();
-            self.awaiting.retain(|a| *a != live);
+            self.awaiting.remove(at);
         }
         self.verdict.answered += 1;
         out.push(Out {
             delay,
             immediate: false,
-            line: self.rewrite(&msg),
+            line: self.rewrite(i, &msg),
         });
     }
 
@@ -567,15 +574,14 @@ impl Replay {
     /// and the script has got there.
     pub fn server_gone(&self) -> Option<u8> {
         let done = self.steps.iter().all(|s| s.done || s.optional);
-        self.server_exit.filter(|_| done && self.diverged.is_none())
+        self.ending
+            .server_exit()
+            .filter(|_| done && self.diverged.is_none())
     }
 
-    /// The recorded message with the live id, progress token or protocol version.
-    fn rewrite(&self, msg: &Message) -> Vec<u8> {
-        let live_id = matches!(msg.kind(), Kind::Response | Kind::Error)
-            .then(|| msg.id().and_then(|id| self.ids.get(id)))
-            .flatten();
-        let mut text = match live_id.and_then(|live| msg.with_id(live)) {
+    /// The recorded message of step `i` with the live id, progress token or protocol version.
+    fn rewrite(&self, i: usize, msg: &Message) -> Vec<u8> {
+        let mut text = match self.live_id(i).and_then(|live| msg.with_id(live)) {
             Some(t) => t,
             None => msg.text().to_owned(),
         };
@@ -586,9 +592,8 @@ impl Replay {
             }
         }
         if msg.kind() == Kind::Response
-            && msg
-                .id()
-                .is_some_and(|id| self.init_id.as_deref() == Some(id))
+            && self.init_step.is_some()
+            && self.pairs.request_of(i) == self.init_step
             && let Some(asked) = &self.asked_version
         {
             let path = ["result", "protocolVersion"];
@@ -629,7 +634,18 @@ impl Replay {
         })
     }
 
-    /// True once the replay has diverged.
+    /// The live id of the request that answer step `i` answers, once matched.
+    fn live_id(&self, i: usize) -> Option<&String> {
+        self.pairs.request_of(i).and_then(|r| self.live.get(&r))
+    }
+
+    /// The recorded id of the latest matched request the client sent with `live` id.
+    fn recorded_id(&self, live: &str) -> Option<String> {
+        let (&step, _) = self.live.iter().filter(|(_, l)| *l == live).max()?;
+        self.steps[step].message.id().map(str::to_owned)
+    }
+
+    /// True once the replay has diverged or reached the end of a cut recording.
     pub fn diverged(&self) -> bool {
         self.diverged.is_some()
     }

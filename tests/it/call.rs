@@ -347,3 +347,100 @@ fn the_example_call_recordings_replay() {
         text(&out)
     );
 }
+
+/// `cmd` with the directory of the mcptape under test first on `PATH`, so that commands
+/// run as a user types them: `mcptape …`.
+fn on_path(mut cmd: std::process::Command) -> std::process::Command {
+    let dir = bin().parent().expect("bin dir").to_path_buf();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir];
+    dirs.extend(std::env::split_paths(&path));
+    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+    cmd
+}
+
+#[test]
+fn the_readme_fixture_for_ci_with_a_config_that_names_mcptape_proxy() {
+    // The README's config: the server named through `mcptape proxy`.
+    let env = Env::new();
+    let mut args = vec![
+        "proxy".to_owned(),
+        "--server".into(),
+        "everything".into(),
+        "--".into(),
+    ];
+    args.extend(everything_server());
+    let cfg =
+        serde_json::json!({"mcpServers": {"everything": {"command": "mcptape", "args": args}}});
+    std::fs::write(env.path(".mcp.json"), cfg.to_string()).expect("write");
+    // The README's sequence, word for word.
+    let line = |words: &str| {
+        let words: Vec<&str> = words.split(' ').collect();
+        let mut cmd = on_path(env.cmd(words[0]));
+        cmd.args(&words[1..]);
+        cmd
+    };
+    let out = run(line(
+        "mcptape record fixture -- mcptape call everything.echo message:hello",
+    ));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(stdout(&out), "Echo: hello\n");
+    let entries = tape_entries(&env.tape("fixture"));
+    let starts = lifecycle(&entries, "$transport/start");
+    assert_eq!(
+        starts.len(),
+        1,
+        "one connection, `call`'s own: {entries:#?}"
+    );
+    let out = run(line(
+        "mcptape replay fixture -- mcptape call everything.echo message:hello",
+    ));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(stdout(&out), "Echo: hello\n");
+    assert!(!stderr(&out).contains("UNUSED"), "{}", text(&out));
+    // `tools` records in process the same way.
+    let out = run(line("mcptape record listing -- mcptape tools everything"));
+    assert!(out.status.success(), "{}", text(&out));
+    let entries = tape_entries(&env.tape("listing"));
+    assert_eq!(
+        lifecycle(&entries, "$transport/start").len(),
+        1,
+        "{entries:#?}"
+    );
+    let out = run(line("mcptape replay listing -- mcptape tools everything"));
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn call_shows_progress_on_stderr_for_people() {
+    let env = Env::new();
+    config(&env, ".mcp.json", "mcpServers");
+    let slow = ["example.slow", "steps:2", "ms:1"];
+    let shown = |out: &Output| {
+        stderr(out)
+            .lines()
+            .filter(|l| l.starts_with("mcptape: `example` progress "))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let want = [
+        "mcptape: `example` progress 1/2 step 1",
+        "mcptape: `example` progress 2/2 step 2",
+    ];
+    let out = call(&env, &slow);
+    assert_eq!(stdout(&out), "done after 2 steps\n", "{}", text(&out));
+    assert_eq!(shown(&out), want, "{}", text(&out));
+    // Machine output keeps stderr for errors.
+    let out = call(
+        &env,
+        &["--output", "json", "example.slow", "steps:2", "ms:1"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(shown(&out).is_empty(), "{}", text(&out));
+    // Recorded with its progress, and replayed with it.
+    let out = call(&env, &["--record", "p", "example.slow", "steps:2", "ms:1"]);
+    assert_eq!(shown(&out), want, "{}", text(&out));
+    let out = call(&env, &["--replay", "p", "example.slow", "steps:2", "ms:1"]);
+    assert_eq!(stdout(&out), "done after 2 steps\n", "{}", text(&out));
+    assert_eq!(shown(&out), want, "{}", text(&out));
+}

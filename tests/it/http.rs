@@ -9,7 +9,7 @@ use crate::support::*;
 
 /// What follows `needle` on the first line of `child`'s stderr that has it, waited for
 /// with a deadline (stderr keeps being drained after it).
-fn after_stderr_line(child: &mut Child, needle: &'static str, what: &str) -> String {
+pub(crate) fn after_stderr_line(child: &mut Child, needle: &'static str, what: &str) -> String {
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

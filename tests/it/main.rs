@@ -4,11 +4,16 @@
 
 mod bad_input;
 mod call;
+mod claude;
+mod files;
 mod http;
 mod http_limits;
+mod meta;
 mod record;
 mod redact;
 mod replay;
+mod replay_edges;
 mod support;
 mod tapes;
+mod term;
 mod verify;

@@ -71,9 +71,9 @@ pub fn everything_server() -> Vec<String> {
     ]
 }
 
-/// The directory of mcporter's sample tapes.
+/// The directory of mcporter's sample tapes, vendored so that a clone alone tests.
 pub fn samples() -> PathBuf {
-    root().join("../shared/samples")
+    root().join("tests/fixtures")
 }
 
 /// The repository's example recordings.

@@ -10,7 +10,7 @@ use crate::support::*;
 #[test]
 fn mcporter_sample_tapes_load_with_their_connections() {
     let mut seen = 0;
-    for file in std::fs::read_dir(samples()).expect("shared/samples") {
+    for file in std::fs::read_dir(samples()).expect("tests/fixtures") {
         let path = file.expect("entry").path();
         if path.extension().is_none_or(|e| e != "ndjson") {
             continue;
@@ -124,4 +124,29 @@ fn list_shows_sessions_with_their_servers() {
     let out = run(&mut env.mcptape(["list", "--json"]));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(rows[1]["connections"], 1);
+}
+
+#[test]
+fn sample_tapes_are_vendored_inside_the_repository() {
+    // A clone of the repository alone must test: nothing is read from beside it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .expect("root");
+    let dir = samples().canonicalize().expect("samples");
+    assert!(
+        dir.starts_with(&root),
+        "{} is outside {}",
+        dir.display(),
+        root.display()
+    );
+    for name in [
+        "mcporter-0.12.3-everything-echo.ndjson",
+        "mcporter-0.13.7-everything-echo.ndjson",
+    ] {
+        assert!(
+            dir.join(name).is_file(),
+            "{name} is not in {}",
+            dir.display()
+        );
+    }
 }

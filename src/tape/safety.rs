@@ -1,0 +1,218 @@
+//! Where mcptape refuses to write: the rules every file it writes goes through (tapes,
+//! `.prev` copies, `verify` receipts, `redact`'s temporary files).
+//!
+//! - Nothing is written through a symbolic link: files are opened with `O_NOFOLLOW` (a
+//!   link in the last component fails with `ELOOP`, which is a refusal), and a path that
+//!   is about to be renamed over is checked with `symlink_metadata` first.
+//! - A file in a directory every user may write to is refused, unless that directory is
+//!   sticky (the `/tmp` case, where others cannot rename or remove our files) and the
+//!   file is ours (checked on the open descriptor, so nobody can swap it in between).
+//!
+//! Only the last component is guarded: a directory on the way that is a link (a
+//! symlinked `$MCPTAPE_HOME/recordings`) is followed, since the user put it there; its
+//! mode is never changed (see [`super::store::ensure_dir`]).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use crate::error::TapeError;
+
+/// The "others may write" bit of a mode.
+const WORLD_WRITABLE: u32 = 0o002;
+/// The sticky bit of a directory's mode.
+const STICKY: u32 = 0o1000;
+
+/// Why a path is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsafe {
+    /// The path is a symbolic link.
+    Symlink,
+    /// Its directory is writable by every user and not sticky.
+    SharedDir,
+    /// Its directory is writable by every user (sticky), and the file is another user's.
+    ForeignFile,
+}
+
+impl std::fmt::Display for Unsafe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unsafe::Symlink => "it is a symbolic link, and mcptape never writes through one",
+            Unsafe::SharedDir => {
+                "its directory is writable by every user and not sticky, so anyone could swap the file"
+            }
+            Unsafe::ForeignFile => {
+                "it belongs to another user, in a directory every user can write to"
+            }
+        })
+    }
+}
+
+/// Why a file could not be opened for writing.
+#[derive(Debug)]
+pub enum OpenError {
+    /// One of the rules above refuses it.
+    Refused(Unsafe),
+    /// The system refused it.
+    Io(std::io::Error),
+}
+
+impl OpenError {
+    /// The tape error of this failure, naming `path`.
+    pub fn for_tape(self, path: &Path) -> TapeError {
+        match self {
+            OpenError::Refused(why) => TapeError::Refused {
+                path: path.to_path_buf(),
+                why,
+            },
+            OpenError::Io(source) => TapeError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
+        }
+    }
+}
+
+/// What the directory of a file allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    /// Only its owner (and group) may write there.
+    Private,
+    /// Every user may write there, but only remove their own files (sticky).
+    SharedSticky,
+}
+
+/// Decides on a directory's mode bits.
+fn judge_dir(mode: u32) -> Result<Dir, Unsafe> {
+    match (mode & WORLD_WRITABLE != 0, mode & STICKY != 0) {
+        (false, _) => Ok(Dir::Private),
+        (true, true) => Ok(Dir::SharedSticky),
+        (true, false) => Err(Unsafe::SharedDir),
+    }
+}
+
+/// Decides on a file opened in a directory: in a shared one it must be ours.
+fn judge_file(dir: Dir, file_uid: u32, our_uid: u32) -> Result<(), Unsafe> {
+    match dir {
+        Dir::SharedSticky if file_uid != our_uid => Err(Unsafe::ForeignFile),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the directory `path` is in. A directory that cannot be read is let through:
+/// the open that follows reports it.
+fn check_dir(path: &Path) -> Result<Dir, Unsafe> {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d,
+        None => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) => judge_dir(meta.mode()),
+        Err(_) => Ok(Dir::Private),
+    }
+}
+
+/// Refuses `path` when it is a symbolic link or sits in a directory the rules refuse;
+/// for files that are replaced by a rename rather than opened.
+pub fn check_replace(path: &Path) -> Result<(), TapeError> {
+    let refused = |why| TapeError::Refused {
+        path: path.to_path_buf(),
+        why,
+    };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refused(Unsafe::Symlink));
+    }
+    let dir = check_dir(path).map_err(refused)?;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        judge_file(dir, meta.uid(), nix::unistd::geteuid().as_raw()).map_err(refused)?;
+    }
+    Ok(())
+}
+
+/// Opens `path` with `options` plus `O_NOFOLLOW`, after checking its directory, and
+/// checks the file it got.
+pub fn open(path: &Path, options: &mut OpenOptions) -> Result<File, OpenError> {
+    let dir = check_dir(path).map_err(OpenError::Refused)?;
+    let file = options
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(code) if code == nix::errno::Errno::ELOOP as i32 => {
+                OpenError::Refused(Unsafe::Symlink)
+            }
+            _ => OpenError::Io(e),
+        })?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    judge_file(dir, meta.uid(), nix::unistd::geteuid().as_raw()).map_err(OpenError::Refused)?;
+    Ok(file)
+}
+
+/// Writes a whole small file (a receipt, a `.prev` copy) under the rules, with `mode`
+/// (also when it existed). It is emptied only once it is known to be safe to write.
+pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OpenError> {
+    let mut file = open(path, OpenOptions::new().write(true).create(true).mode(mode))?;
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(OpenError::Io)?;
+        file.set_len(0).map_err(OpenError::Io)?;
+    }
+    std::io::Write::write_all(&mut file, bytes).map_err(OpenError::Io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_by_mode() {
+        assert_eq!(judge_dir(0o40700), Ok(Dir::Private));
+        assert_eq!(judge_dir(0o40775), Ok(Dir::Private));
+        assert_eq!(judge_dir(0o41777), Ok(Dir::SharedSticky));
+        assert_eq!(judge_dir(0o40777), Err(Unsafe::SharedDir));
+        assert_eq!(judge_dir(0o40733), Err(Unsafe::SharedDir));
+    }
+
+    #[test]
+    fn in_a_sticky_shared_directory_only_our_own_file_is_written() {
+        assert_eq!(judge_file(Dir::SharedSticky, 1000, 1000), Ok(()));
+        assert_eq!(
+            judge_file(Dir::SharedSticky, 1001, 1000),
+            Err(Unsafe::ForeignFile)
+        );
+        assert_eq!(judge_file(Dir::Private, 1001, 1000), Ok(()));
+    }
+
+    #[test]
+    fn a_link_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep").expect("write");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let err = write_file(&link, b"x", 0o600).expect_err("refused");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::Symlink)),
+            "{err:?}"
+        );
+        let err = check_replace(&link).expect_err("refused");
+        assert!(err.to_string().contains("link"), "{err}");
+        assert_eq!(std::fs::read(&target).expect("read"), b"keep");
+    }
+
+    #[test]
+    fn a_world_writable_directory_is_refused_unless_sticky() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let open_dir = dir.path().join("open");
+        std::fs::create_dir(&open_dir).expect("mkdir");
+        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let err = write_file(&open_dir.join("f"), b"x", 0o600).expect_err("refused");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::SharedDir)),
+            "{err:?}"
+        );
+        assert!(!open_dir.join("f").exists());
+        std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o1777))
+            .expect("chmod");
+        write_file(&open_dir.join("f"), b"x", 0o600).expect("ours, in a sticky directory");
+    }
+}

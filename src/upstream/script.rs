@@ -1,0 +1,212 @@
+//! What the replay engine knows about a recorded connection's script besides its steps:
+//! which recorded answer belongs to which recorded request, and how the recording ended.
+//!
+//! Answers are paired with requests by recorded order, a queue per recorded id: the k-th
+//! answer carrying id `5` answers the k-th request sent with id `5`. A buggy client that
+//! sent two concurrent requests with one id was recorded faithfully, and each of its live
+//! requests still gets its own answer, with its own live id.
+//!
+//! A recording that ends without a `$transport/close` (a crash or a kill, a torn last
+//! line) or with a `$tape/truncated` entry is cut: a request whose answer is not on the
+//! tape (and that the recorded client did not cancel) was cut off, not unanswered, and a
+//! client message past the script's end may be one the tape lost. A connection with a
+//! close is whole: what it does not hold did not happen.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::message::{self, Kind, Message};
+use crate::tape::lifecycle::{Close, CloseReason, CloseStatus, Lifecycle};
+use crate::tape::{Connection, Direction, Tape};
+
+/// Recorded answers paired with recorded requests, by step index.
+#[derive(Debug, Default)]
+pub struct Pairs {
+    /// For an answer step (recv response or error), the request step it answers.
+    request_of: Vec<Option<usize>>,
+    /// For a request step (send request), the answer step that answers it.
+    answer_of: Vec<Option<usize>>,
+    /// Request steps the tape holds no answer to and the recorded client did not cancel
+    /// (`notifications/cancelled`).
+    unanswered: Vec<bool>,
+}
+
+impl Pairs {
+    /// Pairs the steps of one connection, `(direction, message)` in script order.
+    pub fn of<'a>(steps: impl Iterator<Item = (Direction, &'a Message)>) -> Pairs {
+        let mut pairs = Pairs::default();
+        let mut pending: HashMap<&str, VecDeque<usize>> = HashMap::new();
+        let mut sent: HashMap<&str, usize> = HashMap::new();
+        for (i, (dir, msg)) in steps.enumerate() {
+            pairs.request_of.push(None);
+            pairs.answer_of.push(None);
+            pairs.unanswered.push(false);
+            if dir == Direction::Send && msg.method() == Some("notifications/cancelled") {
+                let named = message::raw_member(msg.text(), &["params", "requestId"]);
+                if let Some(&req) = named.and_then(|id| sent.get(id)) {
+                    pairs.unanswered[req] = false;
+                }
+            }
+            let Some(id) = msg.id() else { continue };
+            match (dir, msg.kind()) {
+                (Direction::Send, Kind::Request) => {
+                    sent.insert(id, i);
+                    pending.entry(id).or_default().push_back(i);
+                    pairs.unanswered[i] = true;
+                }
+                (Direction::Recv, Kind::Response | Kind::Error) => {
+                    if let Some(req) = pending.get_mut(id).and_then(VecDeque::pop_front) {
+                        pairs.request_of[i] = Some(req);
+                        pairs.answer_of[req] = Some(i);
+                        pairs.unanswered[req] = false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        pairs
+    }
+
+    /// The request step that answer step `i` answers.
+    pub fn request_of(&self, i: usize) -> Option<usize> {
+        self.request_of.get(i).copied().flatten()
+    }
+
+    /// The answer step of request step `i`, if the tape holds one.
+    pub fn answer_of(&self, i: usize) -> Option<usize> {
+        self.answer_of.get(i).copied().flatten()
+    }
+
+    /// True for request step `i` when the tape holds no answer to it and the recorded
+    /// client did not cancel it.
+    pub fn unanswered(&self, i: usize) -> bool {
+        self.unanswered.get(i) == Some(&true)
+    }
+}
+
+/// How the recording of a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// A `$transport/close`: the recording is whole.
+    Closed(Close),
+    /// A `$tape/truncated` entry at this tape line: the tape reached its size limit.
+    Truncated(usize),
+    /// No close: the recording stops after this tape line (a crash, a kill, a torn line).
+    Cut(usize),
+}
+
+impl Ending {
+    /// How `conn`, one of `tape`'s connections, ended.
+    pub fn of(tape: &Tape, conn: &Connection) -> Ending {
+        let mut last = 0;
+        for e in conn.entries.iter().map(|&i| &tape.entries[i]) {
+            last = e.line;
+            match Lifecycle::of(e) {
+                Some(Lifecycle::Close(close)) => return Ending::Closed(close),
+                Some(Lifecycle::Truncated) => return Ending::Truncated(e.line),
+                _ => {}
+            }
+        }
+        Ending::Cut(last)
+    }
+
+    /// What is worth a note in the verdict: a recorded close status no process can have.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Ending::Closed(Close {
+                status: CloseStatus::Invalid(what),
+                ..
+            }) => Some(format!(
+                "the recorded close status ({what}) is no process's exit status: replayed as a failure, exit status 1"
+            )),
+            _ => None,
+        }
+    }
+
+    /// True when the tape may lack what happened next.
+    pub fn is_cut(&self) -> bool {
+        !matches!(self, Ending::Closed(_))
+    }
+
+    /// The recorded server's exit status, when the server ended the connection itself.
+    pub fn server_exit(&self) -> Option<u8> {
+        match self {
+            Ending::Closed(Close {
+                reason: Some(CloseReason::ServerExited),
+                status,
+            }) => Some(status.exit_code()),
+            _ => None,
+        }
+    }
+
+    /// Why the tape has no more, for people.
+    pub fn why(&self) -> String {
+        match self {
+            Ending::Closed(_) => "the recording ends with the connection's close".into(),
+            Ending::Truncated(line) => format!(
+                "the recording stopped at tape line {line} (`$tape/truncated`: the tape reached its size limit)"
+            ),
+            Ending::Cut(line) => format!(
+                "the recording was cut after tape line {line} (no `$transport/close`: a crash, a kill or a torn last line)"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn duplicate_ids_pair_by_recorded_order() {
+        let msgs = [
+            (Direction::Send, r#"{"id":5,"method":"a"}"#),
+            (Direction::Send, r#"{"id":5,"method":"b"}"#),
+            (Direction::Recv, r#"{"id":5,"result":"A"}"#),
+            (Direction::Send, r#"{"id":6,"method":"c"}"#),
+            (Direction::Recv, r#"{"id":5,"result":"B"}"#),
+            (Direction::Send, r#"{"id":7,"method":"d"}"#),
+            (
+                Direction::Send,
+                r#"{"method":"notifications/cancelled","params":{"requestId":7}}"#,
+            ),
+        ]
+        .map(|(d, t)| (d, Message::new(t.to_owned())));
+        let pairs = Pairs::of(msgs.iter().map(|(d, m)| (*d, m)));
+        assert_eq!(pairs.request_of(2), Some(0));
+        assert_eq!(pairs.request_of(4), Some(1));
+        assert_eq!(pairs.answer_of(1), Some(4));
+        assert_eq!(pairs.answer_of(3), None);
+        assert!(pairs.unanswered(3), "c was never answered");
+        assert!(
+            !pairs.unanswered(0) && !pairs.unanswered(2),
+            "answered; an answer"
+        );
+    }
+
+    #[test]
+    fn endings() {
+        let line = |m: &str, dir: &str| {
+            format!(r#"{{"jsonrpc":"2.0",{m},"_meta":{{"dir":"{dir}","server":"s","conn":"c"}}}}"#)
+        };
+        let ending = |lines: &[String]| {
+            let t = Tape::parse(Path::new("t"), lines.join("\n").as_bytes()).expect("tape");
+            Ending::of(&t, &t.connections()[0])
+        };
+        let call = line(r#""id":1,"method":"x""#, "send");
+        assert_eq!(ending(std::slice::from_ref(&call)), Ending::Cut(1));
+        let cut = ending(&[
+            call.clone(),
+            line(r#""method":"$tape/truncated""#, "lifecycle"),
+        ]);
+        assert_eq!(cut, Ending::Truncated(2));
+        let gone = line(
+            r#""method":"$transport/close","params":{"reason":"server exited","exitCode":256}"#,
+            "lifecycle",
+        );
+        let closed = ending(&[call, gone]);
+        assert!(!closed.is_cut());
+        assert_eq!(closed.server_exit(), Some(1), "256 is no exit status");
+    }
+}

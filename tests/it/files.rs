@@ -1,0 +1,386 @@
+//! What mcptape writes, and where it refuses to: no tape, `.prev`, receipt or temporary
+//! file is written through a symlink; directories it did not create keep their mode; a
+//! tape in a world-writable directory is refused unless the directory is sticky and the
+//! file ours. A recording that could not be written whole reaches the exit status on
+//! every path (a full disk is the kernel's `/dev/full`, which fails every write with
+//! ENOSPC), and durations are checked when the command line is parsed.
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use crate::http::after_stderr_line;
+use crate::support::*;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+const VICTIM: &str = "a file nobody asked mcptape to touch\n";
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("stat {}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A 0644 file with [`VICTIM`] in it (or empty), and a symlink named `link` to it.
+fn victim_behind(env: &Env, link: &str, content: &str) -> (PathBuf, PathBuf) {
+    let victim = env.path("victim");
+    std::fs::write(&victim, content).expect("write victim");
+    chmod(&victim, 0o644);
+    let link = env.path(link);
+    symlink(&victim, &link).expect("symlink");
+    (victim, link)
+}
+
+fn assert_untouched(victim: &Path, content: &str) {
+    assert_eq!(
+        std::fs::read_to_string(victim).expect("read victim"),
+        content,
+        "the symlink's target was written"
+    );
+    assert_eq!(mode(victim), 0o644, "the symlink's target was chmodded");
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The example tape of the repository, copied to `name` in the test's directory.
+fn example_tape(env: &Env, name: &str) -> PathBuf {
+    let tape = env.path(name);
+    std::fs::copy(recordings_example().join("example.ndjson"), &tape).expect("copy tape");
+    tape
+}
+
+#[test]
+fn proxy_record_through_a_symlink_is_refused_and_its_target_untouched() {
+    let env = Env::new();
+    let (victim, link) = victim_behind(&env, "link.ndjson", VICTIM);
+    let out = run(env
+        .mcptape(["proxy", "--server", "example", "--record"])
+        .arg(&link)
+        .arg("--")
+        .arg(example_server()));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("link.ndjson`: it is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert_untouched(&victim, VICTIM);
+}
+
+#[test]
+fn mcptape_record_through_a_symlink_passes_through_and_record_exits_3() {
+    let env = Env::new();
+    let (victim, link) = victim_behind(&env, "link.ndjson", VICTIM);
+    // The SDK client scrubs its server's environment: the proxy takes MCPTAPE_RECORD
+    // (the link) and MCPTAPE_REPORT from its nearest ancestor that has them.
+    let mut cmd = env.mcptape(["record", "s", "--", "env"]);
+    cmd.arg(format!("MCPTAPE_RECORD={}", link.display()))
+        .args([python(), peer("py_client.py")])
+        .args(["echo", "--message", "still here", "--"])
+        .args(proxy_argv("example", &[example_server()]));
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Echo: still here"),
+        "the session went on: {}",
+        text(&out)
+    );
+    let err = stderr(&out);
+    assert!(err.contains("not recording server `example`"), "{err}");
+    assert!(
+        err.contains("the recording of server `example` is incomplete: refusing to write"),
+        "{err}"
+    );
+    assert_untouched(&victim, VICTIM);
+}
+
+#[test]
+fn record_into_a_symlink_to_an_empty_file_is_refused_before_the_command() {
+    let env = Env::new();
+    let (victim, link) = victim_behind(&env, "link.ndjson", "");
+    let marker = env.path("ran");
+    let out = run(env
+        .mcptape(["record"])
+        .arg(&link)
+        .args(["--", "touch"])
+        .arg(&marker));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("link.ndjson`: it is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert!(!marker.exists(), "the command ran");
+    assert_untouched(&victim, "");
+}
+
+#[test]
+fn a_symlinked_prev_is_never_written_through() {
+    let env = Env::new();
+    let tape = example_tape(&env, "t.ndjson");
+    let before = std::fs::read(&tape).expect("read");
+    let (victim, _link) = victim_behind(&env, "t.prev.ndjson", VICTIM);
+
+    // verify --update keeps a copy of the tape as .prev before re-blessing it.
+    let out = run(env
+        .mcptape(["verify", "--update"])
+        .arg(&tape)
+        .arg("--")
+        .arg(example_server())
+        .arg("--drift"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("t.prev.ndjson`: it is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert_untouched(&victim, VICTIM);
+    assert_eq!(
+        std::fs::read(&tape).expect("read"),
+        before,
+        "tape rewritten"
+    );
+
+    // record rotates the previous tape into .prev.
+    let out = run(env.mcptape(["record"]).arg(&tape).args(["--", "true"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("t.prev.ndjson`: it is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert_untouched(&victim, VICTIM);
+    assert_eq!(std::fs::read(&tape).expect("read"), before, "tape moved");
+}
+
+#[test]
+fn verify_never_writes_its_receipt_through_a_symlink() {
+    let env = Env::new();
+    record_py(&env, "t.ndjson", "example", "example", &[example_server()]);
+    let tape = env.path("t.ndjson");
+    let (victim, link) = victim_behind(&env, "t.verify.json", VICTIM);
+    let out = run(env
+        .mcptape(["verify"])
+        .arg(&tape)
+        .arg("--")
+        .arg(example_server()));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("7 same, 0 changed"),
+        "the report is still printed: {}",
+        text(&out)
+    );
+    assert!(
+        stderr(&out).contains("t.verify.json`: it is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert_untouched(&victim, VICTIM);
+    assert!(std::fs::symlink_metadata(&link).expect("link").is_symlink());
+
+    // Without the link, the receipt is written beside the tape.
+    std::fs::remove_file(&link).expect("rm");
+    let out = run(env
+        .mcptape(["verify"])
+        .arg(&tape)
+        .arg("--")
+        .arg(example_server()));
+    assert!(out.status.success(), "{}", text(&out));
+    let receipt = std::fs::read_to_string(&link).expect("receipt");
+    assert!(receipt.contains("\"complete\": true"), "{receipt}");
+}
+
+#[test]
+fn redact_refuses_a_symlinked_tape_and_leaves_both_as_they_were() {
+    let env = Env::new();
+    let real = env.path("real.ndjson");
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"hunter2-but-longer"}},"_meta":{"dir":"send","server":"s","ts":"2026-11-30T04:35:01.266Z","conn":"c-1"}}"#;
+    std::fs::write(&real, format!("{line}\n")).expect("write");
+    let link = env.path("link.ndjson");
+    symlink(&real, &link).expect("symlink");
+    let out = run(env.mcptape(["redact"]).arg(&link));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("link.ndjson`: it is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert!(std::fs::symlink_metadata(&link).expect("link").is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&real).expect("read"),
+        format!("{line}\n")
+    );
+    // The real tape itself is redacted in place.
+    let out = run(env.mcptape(["redact"]).arg(&real));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !std::fs::read_to_string(&real)
+            .expect("read")
+            .contains("hunter2")
+    );
+}
+
+#[test]
+fn a_symlinked_recordings_directory_keeps_its_targets_mode() {
+    let env = Env::new();
+    let shared = env.path("shared");
+    std::fs::create_dir(&shared).expect("mkdir");
+    chmod(&shared, 0o755);
+    std::fs::create_dir_all(env.mcptape_home()).expect("mkdir home");
+    symlink(&shared, env.mcptape_home().join("recordings")).expect("symlink");
+    let out = run(env.mcptape(["record", "s", "--", "true"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(mode(&shared), 0o755, "the link's target was chmodded");
+    assert_eq!(mode(&shared.join("s.ndjson")), 0o600);
+}
+
+#[test]
+fn only_directories_mcptape_creates_get_its_mode() {
+    let env = Env::new();
+    let named = env.path("project/recordings");
+    std::fs::create_dir_all(&named).expect("mkdir");
+    chmod(&named, 0o755);
+    let out = run(env.mcptape(["record", "project/recordings/x.ndjson", "--", "true"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        mode(&named),
+        0o755,
+        "a directory the user named was chmodded"
+    );
+    assert_eq!(mode(&named.join("x.ndjson")), 0o600);
+
+    let out = run(env.mcptape(["record", "fresh/recordings/x.ndjson", "--", "true"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(mode(&env.path("fresh")), 0o700);
+    assert_eq!(mode(&env.path("fresh/recordings")), 0o700);
+}
+
+#[test]
+fn a_world_writable_directory_is_refused_unless_sticky_and_the_tape_ours() {
+    let env = Env::new();
+    let open = env.path("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    chmod(&open, 0o777);
+    let out = run(env.mcptape(["record", "open/x.ndjson", "--", "true"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("open/x.ndjson`: its directory is writable by every user"),
+        "{}",
+        text(&out)
+    );
+    assert!(!open.join("x.ndjson").exists());
+
+    // The /tmp case: sticky, so nobody else can swap our file.
+    chmod(&open, 0o1777);
+    let out = run(env.mcptape(["record", "open/x.ndjson", "--", "true"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(mode(&open.join("x.ndjson")), 0o600);
+    assert_eq!(mode(&open), 0o1777);
+}
+
+#[test]
+fn a_standalone_proxy_record_to_a_full_disk_exits_3() {
+    let env = Env::new();
+    let mut p = Proc::spawn(
+        env.mcptape([
+            "proxy",
+            "--server",
+            "example",
+            "--record",
+            "/dev/full",
+            "--",
+        ])
+        .arg(example_server()),
+    );
+    p.send(INIT);
+    assert_eq!(p.recv()["id"], 1, "the session goes on");
+    p.close_stdin();
+    assert_eq!(p.wait().code(), Some(3));
+    let err = p.stderr();
+    assert!(err.contains("cannot write to tape `/dev/full`"), "{err}");
+    assert!(
+        err.contains("the recording of server `example` is incomplete"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_http_front_recording_to_a_full_disk_exits_3() {
+    use std::io::{Read, Write};
+    let env = Env::new();
+    // A port nobody listens on: the upstream refuses, the session is still recorded.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    let mut front = env
+        .mcptape(["proxy", "--server", "remote", "--listen", "127.0.0.1:0"])
+        .args([
+            "--url",
+            &format!("http://{closed}/mcp"),
+            "--record",
+            "/dev/full",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the front");
+    let url = after_stderr_line(&mut front, "listening on http://", "the front");
+    let addr = url.split('/').next().expect("host:port").to_owned();
+    let mut conn = std::net::TcpStream::connect(&addr).expect("connect");
+    conn.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    write!(
+        conn,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{INIT}",
+        INIT.len()
+    )
+    .expect("post");
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(front.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("kill");
+    assert_eq!(wait_child(&mut front).code(), Some(3));
+}
+
+#[test]
+fn timeouts_that_are_not_a_sane_number_of_seconds_are_refused_at_parse_time() {
+    let env = Env::new();
+    let tape = example_tape(&env, "t.ndjson");
+    for bad in ["inf", "1e30", "-1", "nan", "0"] {
+        let out = run(env
+            .mcptape(["verify", "--timeout", bad])
+            .arg(&tape)
+            .arg("--")
+            .arg(example_server()));
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out));
+        assert!(
+            stderr(&out).contains(&format!("invalid value '{bad}' for '--timeout")),
+            "{bad}: {}",
+            text(&out)
+        );
+    }
+    let config = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(env.path(".mcp.json"), config.to_string()).expect("write config");
+    for bad in ["inf", "1e30"] {
+        let out = run(env.mcptape(["call", "example.echo", "message:hi", "--timeout", bad]));
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out));
+        assert!(stderr(&out).contains("'--timeout"), "{bad}: {}", text(&out));
+    }
+    let out = run(env.mcptape(["call", "example.echo", "message:hi", "--timeout", "2.5"]));
+    assert!(out.status.success(), "{}", text(&out));
+}
