@@ -339,6 +339,13 @@ fn a_rebinding_host_gets_403_and_localhost_passes() {
             "{host}: {answer}"
         );
     }
+    // A browser page's Origin is checked wherever the front listens (the spec's MUST).
+    let foreign = post(
+        &front,
+        &format!("Host: localhost:{port}\r\nOrigin: http://rebind.evil.example:{port}\r\n"),
+        list,
+    );
+    assert!(status_line(&foreign).contains("403"), "{foreign}");
     let hostless = post(&front, "", list);
     assert!(status_line(&hostless).contains("400"), "{hostless}");
     assert!(hostless.contains("Host header is required"), "{hostless}");
