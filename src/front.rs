@@ -24,7 +24,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::error::{Error, Result};
-use crate::guard::Guard;
+use crate::guard::{Guard, Rejection};
 use crate::idle::{Activity, Reaper, SessionEnd};
 use crate::listen::{Acceptor, Limits};
 use crate::message::{Kind, Message};
@@ -163,26 +163,7 @@ impl State {
 
     /// Ends the sessions idle for longer than `limit`.
     fn expire_idle(&self, limit: std::time::Duration) {
-        let now = tokio::time::Instant::now();
-        let idle: Vec<String> = self.sessions.lock().map_or_else(
-            |_| Vec::new(),
-            |s| {
-                let idle = |s: &Arc<Mutex<Session>>| {
-                    s.lock().is_ok_and(|s| s.activity.idle_past(now, limit))
-                };
-                s.iter()
-                    .filter(|(_, s)| idle(s))
-                    .map(|(id, _)| id.clone())
-                    .collect()
-            },
-        );
-        if !idle.is_empty() {
-            eprintln!(
-                "mcptape: ended {} idle session(s) (--session-idle)",
-                idle.len()
-            );
-        }
-        for id in idle {
+        for id in crate::idle::expired(&self.sessions, limit, |s: &Session| &s.activity) {
             self.end_session(&id, SessionEnd::Idle(limit));
         }
     }
@@ -278,7 +259,7 @@ async fn handle(
             .as_ref()
             .is_some_and(|id| state.sessions.lock().is_ok_and(|s| s.contains_key(id)));
         if !known {
-            return Ok(full(StatusCode::NOT_FOUND, "mcptape: no such session\n"));
+            return Ok(Rejection::NoSession.response());
         }
         if let Some(id) = &session_id {
             state.end_session(id, SessionEnd::Ended);
@@ -286,10 +267,7 @@ async fn handle(
         return Ok(full(StatusCode::OK, ""));
     }
     if req.method() != hyper::Method::POST {
-        return Ok(full(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "mcptape: POST or DELETE\n",
-        ));
+        return Ok(Rejection::Method.response());
     }
     let body = match crate::guard::read_body(req.into_body(), state.limits.body_timeout).await {
         Ok(body) => body,
@@ -297,15 +275,12 @@ async fn handle(
     };
     let msg = Message::new(body.clone());
     if !msg.is_object() {
-        return Ok(full(
-            StatusCode::BAD_REQUEST,
-            "mcptape: the body is not a JSON-RPC message\n",
-        ));
+        return Ok(Rejection::NotJsonRpc.response());
     }
     let (id, session) = match session_id {
         Some(id) => match state.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) {
             Some(s) => (id, s),
-            None => return Ok(full(StatusCode::NOT_FOUND, "mcptape: no such session\n")),
+            None => return Ok(Rejection::NoSession.response()),
         },
         None if msg.method() == Some("initialize") => {
             let session = match state.new_session() {
@@ -323,12 +298,7 @@ async fn handle(
             }
             (id, session)
         }
-        None => {
-            return Ok(full(
-                StatusCode::BAD_REQUEST,
-                "mcptape: Mcp-Session-Id is required after initialize\n",
-            ));
-        }
+        None => return Ok(Rejection::SessionRequired.response()),
     };
     let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
     let busy;

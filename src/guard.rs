@@ -1,5 +1,5 @@
 //! What the HTTP front refuses before a request reaches a session, and the one place
-//! that maps each refusal to its HTTP status.
+//! that maps each refusal ([`Rejection`]) to its HTTP status.
 //!
 //! - `Origin`: the spec asks servers to validate it on every request and to answer a
 //!   present, invalid one with `403` (Streamable HTTP, "Security Warning":
@@ -47,6 +47,19 @@ pub enum Rejection {
     /// The body could not be read (the client went away mid-body).
     #[error("the request body could not be read")]
     BodyBroken,
+    /// A method the front does not serve (it has no GET stream).
+    #[error("POST or DELETE")]
+    Method,
+    /// A body that is not one JSON-RPC message.
+    #[error("the body is not a JSON-RPC message")]
+    NotJsonRpc,
+    /// No `Mcp-Session-Id` on a request other than `initialize`.
+    #[error("Mcp-Session-Id is required after initialize")]
+    SessionRequired,
+    /// An `Mcp-Session-Id` the front does not know: never given, deleted, or expired
+    /// (`--session-idle`); the client starts a new session.
+    #[error("no such session")]
+    NoSession,
 }
 
 impl Rejection {
@@ -54,7 +67,12 @@ impl Rejection {
     pub fn status(&self) -> StatusCode {
         match self {
             Rejection::Origin(_) | Rejection::Host(_) => StatusCode::FORBIDDEN,
-            Rejection::NoHost | Rejection::BodyBroken => StatusCode::BAD_REQUEST,
+            Rejection::NoHost
+            | Rejection::BodyBroken
+            | Rejection::NotJsonRpc
+            | Rejection::SessionRequired => StatusCode::BAD_REQUEST,
+            Rejection::Method => StatusCode::METHOD_NOT_ALLOWED,
+            Rejection::NoSession => StatusCode::NOT_FOUND,
             Rejection::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Rejection::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         }
@@ -66,6 +84,12 @@ impl Rejection {
         let text = format!("mcptape: {self}\n");
         let mut r = Response::new(Full::new(Bytes::from(text)).map_err(|e| match e {}).boxed());
         *r.status_mut() = self.status();
+        if *self == Rejection::Method {
+            r.headers_mut().insert(
+                hyper::header::ALLOW,
+                hyper::header::HeaderValue::from_static("POST, DELETE"),
+            );
+        }
         if matches!(
             self,
             Rejection::BodyTimeout(_) | Rejection::TooLarge(_) | Rejection::BodyBroken
@@ -222,6 +246,22 @@ mod tests {
         assert_eq!(loopback().check(&request(&[])), Err(Rejection::NoHost));
         let public = Guard::new(SocketAddr::from(([0, 0, 0, 0], 8080)));
         assert_eq!(public.check(&evil), Ok(()));
+    }
+
+    #[test]
+    fn each_refusal_has_its_status_and_a_slow_body_closes_the_connection() {
+        let r = Rejection::BodyTimeout(Duration::from_secs(30)).response();
+        assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(r.headers()["connection"], "close");
+        let r = Rejection::Method.response();
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(r.headers()["allow"], "POST, DELETE");
+        assert_eq!(Rejection::NoSession.status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            Rejection::TooLarge(1).status(),
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(Rejection::NoHost.status(), StatusCode::BAD_REQUEST);
     }
 
     #[test]

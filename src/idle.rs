@@ -9,6 +9,7 @@
 //! (<https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#session-management>),
 //! and a client then starts a new one.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -69,6 +70,33 @@ fn stamp(last: &Mutex<Instant>) {
     if let Ok(mut last) = last.lock() {
         *last = Instant::now();
     }
+}
+
+/// The ids of the sessions idle for longer than `limit` now (said on stderr when there
+/// are any); `activity` finds a session's [`Activity`].
+pub fn expired<T>(
+    sessions: &Mutex<HashMap<String, Arc<Mutex<T>>>>,
+    limit: Duration,
+    activity: impl Fn(&T) -> &Activity,
+) -> Vec<String> {
+    let now = Instant::now();
+    let idle = |s: &Arc<Mutex<T>>| s.lock().is_ok_and(|s| activity(&s).idle_past(now, limit));
+    let ids: Vec<String> = sessions.lock().map_or_else(
+        |_| Vec::new(),
+        |s| {
+            s.iter()
+                .filter(|(_, s)| idle(s))
+                .map(|(id, _)| id.clone())
+                .collect()
+        },
+    );
+    if !ids.is_empty() {
+        eprintln!(
+            "mcptape: ended {} idle session(s) (--session-idle)",
+            ids.len()
+        );
+    }
+    ids
 }
 
 /// Why a session of the front ended: the reason of its `$transport/close`.
