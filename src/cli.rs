@@ -142,7 +142,8 @@ pub struct Proxy {
     pub url: Option<String>,
     /// Serve a local Streamable HTTP endpoint here instead of stdio: a port (on
     /// 127.0.0.1) or an address (`127.0.0.1:8080`; port 0 picks one, printed on stderr),
-    /// forwarding to --url, or answering from the tape in replay mode.
+    /// forwarding to --url, or answering from the tape in replay mode. On a loopback
+    /// address, requests whose Host is not localhost or a loopback address get 403.
     #[arg(long, value_name = "PORT|ADDR", conflicts_with = "command", value_parser = listen_addr)]
     pub listen: Option<std::net::SocketAddr>,
     /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.
@@ -152,6 +153,9 @@ pub struct Proxy {
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present_any = ["url", "listen"], value_name = "CMD")]
     pub command: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub front: FrontLimits,
 }
 
 /// How replay matches the client's messages against the tape.
@@ -394,4 +398,27 @@ pub struct List {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The HTTP front's limits (`proxy --listen`): see [`crate::listen`] and [`crate::guard`].
+#[derive(Debug, Args, Clone, Copy)]
+#[command(next_help_heading = "HTTP front (--listen)")]
+pub struct FrontLimits {
+    /// Connections served at once; more wait (unread, in the listen backlog) until one
+    /// closes.
+    #[arg(long, value_name = "N", env = "MCPTAPE_MAX_CONNECTIONS", default_value_t = crate::listen::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Close a connection that has not sent a request's whole header in this time (also
+    /// an idle keep-alive connection). `250ms`, `10s`, `1m`; a bare number is seconds.
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = crate::listen::DEFAULT_HEADER_TIMEOUT, value_parser = crate::listen::parse_duration)]
+    pub header_timeout: std::time::Duration,
+    /// Answer `408` and close the connection when a request's whole body has not arrived
+    /// in this time.
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = crate::listen::DEFAULT_BODY_TIMEOUT, value_parser = crate::listen::parse_duration)]
+    pub body_timeout: std::time::Duration,
+    /// End a session with no request and no open stream for this long (its upstream
+    /// session is deleted, its tape connection closed); its id then gets `404`. `0`:
+    /// never.
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = crate::listen::DEFAULT_SESSION_IDLE, value_parser = crate::listen::parse_duration)]
+    pub session_idle: std::time::Duration,
 }

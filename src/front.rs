@@ -6,8 +6,10 @@
 //! connection of the tape. A POSTed request is answered with an SSE stream that carries
 //! what belongs to it — server requests and notifications first, then its response —
 //! and ends after the response; a POSTed notification or response gets `202 Accepted`.
-//! `DELETE` ends the session. `Origin` is checked as the spec asks: a browser page from
-//! another origin gets `403`. Only POST and DELETE are served (no GET stream yet).
+//! `DELETE` ends the session. Only POST and DELETE are served (no GET stream yet).
+//! What is refused before a session sees a request (`Origin`, `Host`, a slow or large
+//! body) is [`crate::guard`]; the connection bound, the `EMFILE` pause and the header
+//! timeout are [`crate::listen`]; when a session counts as abandoned is [`crate::idle`].
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -22,6 +24,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::error::{Error, Result};
+use crate::guard::{Guard, Rejection};
+use crate::idle::{Activity, Reaper, SessionEnd};
+use crate::listen::{Acceptor, Limits};
 use crate::message::{Kind, Message};
 use crate::process::Signals;
 use crate::tap::{Tap, TapHandle, new_conn_id};
@@ -31,8 +36,7 @@ use crate::upstream::pick::Picker;
 use crate::upstream::replay::Options;
 use crate::verdict::Verdict;
 
-/// Largest request body the front accepts.
-pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub use crate::guard::MAX_BODY_BYTES;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -67,6 +71,7 @@ struct Session {
     waiting: HashMap<String, mpsc::UnboundedSender<Bytes>>,
     /// The newest open stream: where server requests and notifications go.
     newest: Option<mpsc::UnboundedSender<Bytes>>,
+    activity: Activity,
 }
 
 struct State {
@@ -77,6 +82,8 @@ struct State {
     claims: Option<tempfile::TempDir>,
     sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
     verdicts: Mutex<Vec<Verdict>>,
+    limits: Limits,
+    guard: Guard,
     /// Why a session's recording is incomplete, one line each.
     tape_errors: Mutex<Vec<String>>,
 }
@@ -98,22 +105,6 @@ fn full(status: StatusCode, body: &str) -> Response<Body> {
     );
     *r.status_mut() = status;
     r
-}
-
-/// True for a missing Origin or one on this machine.
-fn origin_ok(req: &Request<Incoming>) -> bool {
-    let Some(origin) = req.headers().get("origin").and_then(|o| o.to_str().ok()) else {
-        return true;
-    };
-    let host = origin.split_once("://").map_or(origin, |(_, h)| h);
-    let host = host.rsplit_once(':').map_or(host, |(h, p)| {
-        if p.chars().all(|c| c.is_ascii_digit()) {
-            h
-        } else {
-            host
-        }
-    });
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
 }
 
 impl State {
@@ -166,10 +157,18 @@ impl State {
             tap,
             waiting: HashMap::new(),
             newest: None,
+            activity: Activity::new(),
         })
     }
 
-    fn end_session(&self, id: &str) {
+    /// Ends the sessions idle for longer than `limit`.
+    fn expire_idle(&self, limit: std::time::Duration) {
+        for id in crate::idle::expired(&self.sessions, limit, |s: &Session| &s.activity) {
+            self.end_session(&id, SessionEnd::Idle(limit));
+        }
+    }
+
+    fn end_session(&self, id: &str, why: SessionEnd) {
         let Some(session) = self.sessions.lock().ok().and_then(|mut s| s.remove(id)) else {
             return;
         };
@@ -182,9 +181,13 @@ impl State {
                 v.push(verdict);
             }
         }
+        if let Some(remote) = session.remote.take() {
+            // Its upstream session too (DELETE), and with it its connections.
+            tokio::spawn(async move { remote.end().await });
+        }
         if let Some(tap) = session.tap.take() {
             tap.handle()
-                .lifecycle("$transport/close", json!({"reason": "session ended"}));
+                .lifecycle("$transport/close", json!({"reason": why.to_string()}));
             if let Some(e) = tap.finish().error {
                 self.tape_failed(&e);
             }
@@ -243,8 +246,8 @@ async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
 ) -> std::result::Result<Response<Body>, Infallible> {
-    if !origin_ok(&req) {
-        return Ok(full(StatusCode::FORBIDDEN, "mcptape: Origin not allowed\n"));
+    if let Err(refused) = state.guard.check(&req) {
+        return Ok(refused.response());
     }
     let session_id = req
         .headers()
@@ -256,42 +259,28 @@ async fn handle(
             .as_ref()
             .is_some_and(|id| state.sessions.lock().is_ok_and(|s| s.contains_key(id)));
         if !known {
-            return Ok(full(StatusCode::NOT_FOUND, "mcptape: no such session\n"));
+            return Ok(Rejection::NoSession.response());
         }
         if let Some(id) = &session_id {
-            state.end_session(id);
+            state.end_session(id, SessionEnd::Ended);
         }
         return Ok(full(StatusCode::OK, ""));
     }
     if req.method() != hyper::Method::POST {
-        return Ok(full(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "mcptape: POST or DELETE\n",
-        ));
+        return Ok(Rejection::Method.response());
     }
-    let body = match http_body_util::Limited::new(req.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            return Ok(full(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("mcptape: {e}\n"),
-            ));
-        }
+    let body = match crate::guard::read_body(req.into_body(), state.limits.body_timeout).await {
+        Ok(body) => body,
+        Err(refused) => return Ok(refused.response()),
     };
     let msg = Message::new(body.clone());
     if !msg.is_object() {
-        return Ok(full(
-            StatusCode::BAD_REQUEST,
-            "mcptape: the body is not a JSON-RPC message\n",
-        ));
+        return Ok(Rejection::NotJsonRpc.response());
     }
     let (id, session) = match session_id {
         Some(id) => match state.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) {
             Some(s) => (id, s),
-            None => return Ok(full(StatusCode::NOT_FOUND, "mcptape: no such session\n")),
+            None => return Ok(Rejection::NoSession.response()),
         },
         None if msg.method() == Some("initialize") => {
             let session = match state.new_session() {
@@ -309,19 +298,16 @@ async fn handle(
             }
             (id, session)
         }
-        None => {
-            return Ok(full(
-                StatusCode::BAD_REQUEST,
-                "mcptape: Mcp-Session-Id is required after initialize\n",
-            ));
-        }
+        None => return Ok(Rejection::SessionRequired.response()),
     };
     let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
+    let busy;
     let is_request = msg.kind() == Kind::Request;
     let remote = {
         let Ok(mut s) = session.lock() else {
             return Ok(full(StatusCode::INTERNAL_SERVER_ERROR, ""));
         };
+        busy = s.activity.hold();
         if let Some(tap) = &s.tap {
             tap.handle().line(Direction::Send, body.clone());
         }
@@ -359,7 +345,7 @@ async fn handle(
         // A session the upstream never accepted, or has forgotten, is over here too.
         let drop_session = |status: Option<u16>| {
             if msg.method() == Some("initialize") || status == Some(404) {
-                state.end_session(&id);
+                state.end_session(&id, SessionEnd::Ended);
             }
         };
         let mut events = Vec::new();
@@ -448,9 +434,10 @@ async fn handle(
     if !is_request {
         return Ok(full(StatusCode::ACCEPTED, ""));
     }
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+    // The stream holds its session busy until it ends or its client goes.
+    let stream = futures_util::stream::unfold((rx, busy), |(mut rx, busy)| async move {
         let event = rx.recv().await?;
-        Some((Ok::<_, Infallible>(Frame::data(event)), rx))
+        Some((Ok::<_, Infallible>(Frame::data(event)), (rx, busy)))
     });
     let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
     let headers = resp.headers_mut();
@@ -470,7 +457,12 @@ async fn handle(
 
 /// Serves the front on `addr` until SIGTERM/SIGINT/SIGHUP; returns the verdicts of the
 /// replayed sessions and what went wrong with the recorded ones.
-pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Served> {
+pub async fn serve(
+    addr: SocketAddr,
+    server: &str,
+    source: Source,
+    limits: Limits,
+) -> Result<Served> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
@@ -491,21 +483,27 @@ pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Ser
         claims,
         sessions: Mutex::new(HashMap::new()),
         verdicts: Mutex::new(Vec::new()),
+        limits,
+        guard: Guard::new(local),
         tape_errors: Mutex::new(Vec::new()),
     });
     let mut signals = Signals::new()?;
+    let (mut acceptor, http1) = (
+        Acceptor::new(listener, &limits),
+        crate::listen::http1(&limits),
+    );
+    let mut reaper = Reaper::new(limits.session_idle);
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let state = Arc::clone(&state);
+            (stream, permit) = acceptor.accept() => {
+                let (state, http1) = (Arc::clone(&state), http1.clone());
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| handle(Arc::clone(&state), req));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
+                    let _ = http1.serve_connection(hyper_util::rt::TokioIo::new(stream), service).await;
+                    drop(permit);
                 });
             }
+            limit = reaper.tick() => state.expire_idle(limit),
             _ = signals.recv() => break,
         }
     }
@@ -515,7 +513,7 @@ pub async fn serve(addr: SocketAddr, server: &str, source: Source) -> Result<Ser
         .map(|s| s.keys().cloned().collect())
         .unwrap_or_default();
     for id in ids {
-        state.end_session(&id);
+        state.end_session(&id, SessionEnd::Ended);
     }
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
     let tape_errors = state

@@ -16,6 +16,9 @@
 //! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
 //!   replays, from its own environment or its nearest ancestor's.
 //! - [`term`] escapes what a terminal would obey in text printed for people.
+//! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
+//!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
+//!   expiry).
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
 //! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
@@ -29,6 +32,9 @@ pub mod depth;
 pub mod error;
 pub mod framing;
 pub mod front;
+pub mod guard;
+pub mod idle;
+pub mod listen;
 pub mod matcher;
 pub mod message;
 pub mod mode;

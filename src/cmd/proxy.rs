@@ -206,6 +206,7 @@ impl cli::Proxy {
     /// `--listen`: the HTTP front, forwarding to `--url` or replaying; runs until a
     /// signal, then files the replayed sessions' verdicts.
     fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<ExitCode> {
+        let limits = crate::listen::Limits::from_args(&self.front)?;
         let headers = || {
             self.headers
                 .iter()
@@ -278,7 +279,7 @@ impl cli::Proxy {
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let served = runtime.block_on(front::serve(addr, server, source))?;
+        let served = runtime.block_on(front::serve(addr, server, source, limits))?;
         runtime.shutdown_background();
         let mut ok = true;
         for v in &served.verdicts {

@@ -24,13 +24,13 @@ pub(crate) fn after_stderr_line(child: &mut Child, needle: &'static str, what: &
 }
 
 /// server-everything listening on a loopback port, stopped when dropped.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl HttpServer {
-    fn start() -> HttpServer {
+    pub(crate) fn start() -> HttpServer {
         let argv = everything_server();
         let mut cmd = Command::new(&argv[0]);
         cmd.arg(&argv[1]).arg("streamableHttp");

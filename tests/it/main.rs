@@ -8,6 +8,7 @@ mod claude;
 mod deep;
 mod files;
 mod http;
+mod http_limits;
 mod meta;
 mod record;
 mod redact;

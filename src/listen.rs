@@ -1,0 +1,229 @@
+//! The HTTP front's listening side: how many connections it serves at once, how it rides
+//! out running out of file descriptors, and how long a client may take to send a
+//! request's headers.
+//!
+//! - At most [`Limits::max_connections`] connections are served at once. Past that the
+//!   front stops accepting: further connections wait in the kernel's listen backlog (they
+//!   are neither refused nor read) until a served one closes. Said once on stderr.
+//! - `accept` failing for lack of descriptors (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`)
+//!   pauses accepting, [`FIRST_BACKOFF`] doubling up to [`MAX_BACKOFF`], instead of
+//!   retrying at once: the waiting connection stays readable, so retrying at once spins
+//!   at 100% CPU. Said once on stderr; the pause resets after the next accept.
+//! - A connection that has not sent a request's whole header within
+//!   [`Limits::header_timeout`] is closed — also an idle keep-alive connection between
+//!   requests. (The body's deadline is [`crate::guard::read_body`]'s.)
+//!
+//! It does not decide what a request may do: that is [`crate::guard`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::cli;
+use crate::error::{Error, Result};
+
+/// Default of `--max-connections`: connections the front serves at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default of `--header-timeout`.
+pub const DEFAULT_HEADER_TIMEOUT: &str = "10s";
+/// Default of `--body-timeout`.
+pub const DEFAULT_BODY_TIMEOUT: &str = "30s";
+/// Default of `--session-idle`.
+pub const DEFAULT_SESSION_IDLE: &str = "10m";
+/// The first pause after `accept` ran out of file descriptors.
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest pause after `accept` ran out of file descriptors.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The HTTP front's limits, validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: Duration,
+    /// How long a client may take to send a request's whole body.
+    pub body_timeout: Duration,
+    /// A session with no request (and no open stream) for this long is ended; `None`:
+    /// never.
+    pub session_idle: Option<Duration>,
+}
+
+impl Limits {
+    /// The limits the flags give, or a usage error naming the flag.
+    pub fn from_args(args: &cli::FrontLimits) -> Result<Limits> {
+        if args.max_connections == 0 {
+            return Err(Error::Usage("--max-connections must be at least 1".into()));
+        }
+        for (flag, d) in [
+            ("--header-timeout", args.header_timeout),
+            ("--body-timeout", args.body_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(Error::Usage(format!("{flag} must be longer than 0")));
+            }
+        }
+        Ok(Limits {
+            max_connections: args.max_connections,
+            header_timeout: args.header_timeout,
+            body_timeout: args.body_timeout,
+            session_idle: Some(args.session_idle).filter(|d| !d.is_zero()),
+        })
+    }
+}
+
+/// Parses a duration flag: `250ms`, `30s`, `10m`, `1h`, or a bare number of seconds; at
+/// most one day (as `--timeout`: [`cli::MAX_TIMEOUT_SECS`]), so no deadline overflows.
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let text = text.trim();
+    let d = match text.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => humantime::parse_duration(text)
+            .map_err(|e| format!("`{text}` is not a duration (`30s`, `10m`, `250ms`): {e}"))?,
+    };
+    if d.as_secs_f64() > cli::MAX_TIMEOUT_SECS {
+        return Err(format!("`{text}` is longer than one day"));
+    }
+    Ok(d)
+}
+
+/// The HTTP/1 server settings every connection gets: the header read timeout (which
+/// needs hyper's timer to take effect at all).
+pub fn http1(limits: &Limits) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    builder
+}
+
+/// The accept loop's state: the connection bound and the pause after `EMFILE`.
+pub struct Acceptor {
+    listener: TcpListener,
+    permits: Arc<Semaphore>,
+    max: usize,
+    backoff: Option<Duration>,
+    said_full: bool,
+    said_fds: bool,
+}
+
+impl Acceptor {
+    /// Accepts from `listener`, at most `limits.max_connections` at once.
+    pub fn new(listener: TcpListener, limits: &Limits) -> Acceptor {
+        Acceptor {
+            listener,
+            permits: Arc::new(Semaphore::new(limits.max_connections)),
+            max: limits.max_connections,
+            backoff: None,
+            said_full: false,
+            said_fds: false,
+        }
+    }
+
+    /// The next connection and its place among the ones served at once (held until the
+    /// connection ends). Cancel-safe: a connection is never accepted and then dropped.
+    pub async fn accept(&mut self) -> (TcpStream, OwnedSemaphorePermit) {
+        loop {
+            let permit = match Arc::clone(&self.permits).try_acquire_owned() {
+                Ok(permit) => permit,
+                Err(_) => {
+                    if !std::mem::replace(&mut self.said_full, true) {
+                        eprintln!(
+                            "mcptape: warning: {} connections open (--max-connections); further connections wait until one closes",
+                            self.max
+                        );
+                    }
+                    Arc::clone(&self.permits)
+                        .acquire_owned()
+                        .await
+                        .expect("the semaphore is never closed")
+                }
+            };
+            match self.listener.accept().await {
+                Ok((stream, _)) => {
+                    self.backoff = None;
+                    return (stream, permit);
+                }
+                Err(e) if out_of_descriptors(&e) => {
+                    let pause = self
+                        .backoff
+                        .map_or(FIRST_BACKOFF, |b| (b * 2).min(MAX_BACKOFF));
+                    self.backoff = Some(pause);
+                    if !std::mem::replace(&mut self.said_fds, true) {
+                        eprintln!(
+                            "mcptape: warning: cannot accept a connection: out of file descriptors ({e}); pausing accepts, up to {} s at a time",
+                            MAX_BACKOFF.as_secs()
+                        );
+                    }
+                    drop(permit);
+                    tokio::time::sleep(pause).await;
+                }
+                // A connection that failed before we took it (reset, aborted): the next.
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// True for the `accept` errors that say the process or the system is out of
+/// descriptors or memory for one: retrying at once cannot succeed.
+fn out_of_descriptors(e: &std::io::Error) -> bool {
+    use nix::errno::Errno;
+    e.raw_os_error().is_some_and(|code| {
+        matches!(
+            Errno::from_raw(code),
+            Errno::EMFILE | Errno::ENFILE | Errno::ENOBUFS | Errno::ENOMEM
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_units_or_bare_seconds() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("25h").is_err());
+        assert!(parse_duration("99999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn emfile_and_enfile_are_out_of_descriptors_but_a_reset_is_not() {
+        use nix::errno::Errno;
+        let io = |e: Errno| std::io::Error::from_raw_os_error(e as i32);
+        assert!(out_of_descriptors(&io(Errno::EMFILE)));
+        assert!(out_of_descriptors(&io(Errno::ENFILE)));
+        assert!(!out_of_descriptors(&io(Errno::ECONNABORTED)));
+    }
+
+    #[test]
+    fn zero_limits_are_refused_and_a_zero_idle_is_never() {
+        let args = cli::FrontLimits {
+            max_connections: 1,
+            header_timeout: Duration::from_secs(1),
+            body_timeout: Duration::from_secs(1),
+            session_idle: Duration::ZERO,
+        };
+        assert_eq!(
+            Limits::from_args(&args).map(|l| l.session_idle).ok(),
+            Some(None)
+        );
+        let zero = cli::FrontLimits {
+            max_connections: 0,
+            ..args
+        };
+        assert!(Limits::from_args(&zero).is_err());
+        let zero = cli::FrontLimits {
+            header_timeout: Duration::ZERO,
+            ..args
+        };
+        assert!(Limits::from_args(&zero).is_err());
+    }
+}
