@@ -207,7 +207,7 @@ impl cli::Proxy {
                 settings,
                 source,
             } => {
-                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, &server)?);
+                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, server)?);
                 eprintln!(
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()

@@ -135,7 +135,7 @@ mod tests {
         assert_eq!(census.last_ts.as_deref(), Some("T2"));
         assert_eq!(census.torn, tape.torn);
         assert_eq!(census.torn[0].line, 5);
-        assert_eq!(census.torn[0].conns, ["x"]);
+        assert_eq!(census.torn[0].conns, [("b".to_owned(), "x".to_owned())]);
         assert_eq!(census.warnings, tape.warnings);
     }
 }

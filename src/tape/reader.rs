@@ -106,13 +106,12 @@ impl Tape {
     /// cut off by writing `}` over the comma before it), so a loaded tape costs about its
     /// size in memory, not twice. Torn lines ([`crate::tape::torn`]) are skipped.
     pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Tape, TapeError> {
-        enum Body {
-            Slice(usize, usize),
-            Owned(String),
-        }
         // Vec → Bytes → BytesMut moves the allocation; nothing is copied.
         let mut buf = bytes::BytesMut::from(bytes::Bytes::from(bytes));
-        let mut found: Vec<(usize, Meta, Body)> = Vec::new();
+        // The entries are made as lines are read, their messages filled in from the
+        // frozen buffer afterwards (`spans`, 16 bytes an entry): no second list of them.
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut torn = Vec::new();
         let mut start = 0;
         let mut line = 0;
@@ -121,20 +120,22 @@ impl Tape {
             let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
             match lines::classify(&buf[start..end], end < buf.len()) {
                 Class::Blank => {}
-                Class::Entry {
-                    meta,
-                    cut: Cut::At(i),
-                    lead,
-                } => {
-                    let at = start + lead + i;
-                    buf[at] = b'}';
-                    found.push((line, meta, Body::Slice(start + lead, at + 1)));
+                Class::Entry { meta, cut, lead } => {
+                    let (message, span) = match cut {
+                        Cut::At(i) => {
+                            let at = start + lead + i;
+                            buf[at] = b'}';
+                            (Message::new(bytes::Bytes::new()), (start + lead, at + 1))
+                        }
+                        Cut::Owned(m) => (Message::new(m), (0, 0)),
+                    };
+                    entries.push(Entry {
+                        line,
+                        meta,
+                        message,
+                    });
+                    spans.push(span);
                 }
-                Class::Entry {
-                    meta,
-                    cut: Cut::Owned(m),
-                    ..
-                } => found.push((line, meta, Body::Owned(m))),
                 Class::Torn(reason) => torn.push((line, reason, end < buf.len())),
                 Class::Bad(reason) => {
                     return Err(TapeError::BadLine {
@@ -147,17 +148,11 @@ impl Tape {
             start = end + 1;
         }
         let shared = buf.freeze();
-        let entries = found
-            .into_iter()
-            .map(|(line, meta, body)| Entry {
-                line,
-                meta,
-                message: match body {
-                    Body::Slice(a, b) => Message::new(shared.slice(a..b)),
-                    Body::Owned(m) => Message::new(m),
-                },
-            })
-            .collect();
+        for (entry, (a, b)) in entries.iter_mut().zip(spans) {
+            if b > 0 {
+                entry.message = Message::new(shared.slice(a..b));
+            }
+        }
         let mut tape = Tape {
             path: path.to_path_buf(),
             entries,
@@ -178,15 +173,6 @@ impl Tape {
             tape.warnings = tape.torn.iter().map(|t| t.warning(path)).collect();
         }
         Ok(tape)
-    }
-
-    /// The torn lines that may have held an entry of connection `id`.
-    pub fn torn_lines_of(&self, id: &str) -> Vec<usize> {
-        self.torn
-            .iter()
-            .filter(|t| t.conns.iter().any(|c| c == id))
-            .map(|t| t.line)
-            .collect()
     }
 
     /// The tape's connections, in the order they started.

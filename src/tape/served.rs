@@ -140,7 +140,7 @@ impl ServerTape {
         let warnings = torn.iter().map(|t| t.warning(path)).collect();
         for t in &torn {
             for (&group, &held) in &mine {
-                if t.conns.contains(&spans[group].id) {
+                if t.conns.iter().any(|(_, id)| *id == spans[group].id) {
                     conns[held].torn.push(t.line);
                 }
             }

@@ -27,8 +27,8 @@ pub struct TornLine {
     pub line: usize,
     /// Why it does not parse.
     pub reason: String,
-    /// The connections (ids) that may have lost an entry there.
-    pub conns: Vec<String>,
+    /// The connections (server, id) that may have lost an entry there.
+    pub conns: Vec<(String, String)>,
     /// False when it is the last line of the tape and nobody ended it.
     pub ended: bool,
 }
@@ -39,10 +39,14 @@ impl TornLine {
         let whose = if self.conns.is_empty() {
             "no connection was open there".to_owned()
         } else {
-            let ids: Vec<String> = self.conns.iter().map(|c| format!("`{c}`")).collect();
+            let ids: Vec<String> = self
+                .conns
+                .iter()
+                .map(|(server, id)| format!("server `{server}` connection `{id}`"))
+                .collect();
             format!(
-                "it may hold an entry of connection {}, whose replay fails",
-                ids.join(", ")
+                "it may hold an entry of {}, whose replay fails",
+                ids.join(" or ")
             )
         };
         let what = if self.ended {
@@ -123,7 +127,7 @@ pub fn resolve(found: Vec<(usize, String, bool)>, spans: &[Span]) -> Vec<TornLin
             reason,
             conns: attribute(line, spans)
                 .into_iter()
-                .map(|i| spans[i].id.clone())
+                .map(|i| (spans[i].server.clone(), spans[i].id.clone()))
                 .collect(),
             ended,
         })

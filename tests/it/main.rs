@@ -10,4 +10,5 @@ mod redact;
 mod replay;
 mod support;
 mod tapes;
+mod torn;
 mod verify;
