@@ -7,7 +7,8 @@
 //!
 //! Memory, one child process per measurement (the `mcptape` binary under
 //! `/usr/bin/time -f %M`, the peak RSS of it and what it waited for), on two generated
-//! tapes: 6 million small entries (~1 GB) and 100 000 large ones (~1 GB). Measured:
+//! tapes: 6 million small entries of one server (~1 GB) and 100 000 large ones of two
+//! servers taking turns (~0.8 GB). Measured:
 //! `list`, `show --full`, the `replay` parent (`replay TAPE -- true`) and a replaying
 //! proxy serving the connection in the middle of the tape.
 //!
@@ -58,28 +59,38 @@ fn small_answer(id: usize) -> String {
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
 const INIT_OK: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}"#;
 
-/// A generated tape: `conns` connections of `calls` calls each.
+/// A generated tape: `conns` connections of `calls` calls each, of `servers` servers
+/// taking turns (connection `c` is server `c % servers`'s; the first is `bench`).
 struct Shape {
     conns: usize,
+    servers: usize,
     calls: usize,
     request: fn(usize, usize) -> String,
     answer: fn(usize) -> String,
 }
 
-/// Writes a tape of one server; returns its size in bytes.
-fn generate(path: &Path, shape: &Shape) -> u64 {
+/// Writes the tape; returns its size and the size of server `bench`'s lines, in bytes.
+fn generate(path: &Path, shape: &Shape) -> (u64, u64) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    let mut served = 0;
     for c in 0..shape.conns {
+        let server = match c % shape.servers {
+            0 => SERVER.to_owned(),
+            n => format!("other{n}"),
+        };
         let meta = |dir| Meta {
             dir,
-            server: SERVER.into(),
+            server: server.clone(),
             ts: Some("2026-11-30T05:00:00.000Z".into()),
             conn: Some(format!("{c:08x}-1")),
             batch: None,
         };
         let mut put = |text: &str, dir| {
-            out.write_all(&format::encode(text.as_bytes(), &meta(dir)))
-                .expect("write");
+            let line = format::encode(text.as_bytes(), &meta(dir));
+            if c % shape.servers == 0 {
+                served += line.len() as u64;
+            }
+            out.write_all(&line).expect("write");
         };
         put(INIT, Direction::Send);
         put(INIT_OK, Direction::Recv);
@@ -89,7 +100,10 @@ fn generate(path: &Path, shape: &Shape) -> u64 {
         }
     }
     out.flush().expect("flush");
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+    (
+        std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        served,
+    )
 }
 
 /// Microseconds per client message when replaying connection `conn` of the tape.
@@ -119,13 +133,14 @@ fn timings(dir: &Path, smoke: bool) -> Value {
     let conns = if smoke { 40 } else { 2000 };
     let shape = Shape {
         conns,
+        servers: 1,
         calls: CALLS_PER_CONNECTION,
         request,
         answer: |id| answer(id, 14),
     };
     let big = dir.join("timing.ndjson");
     let small = dir.join("one.ndjson");
-    let bytes = generate(&big, &shape);
+    let (bytes, _) = generate(&big, &shape);
     generate(&small, &Shape { conns: 1, ..shape });
     let t = Instant::now();
     let tape = Tape::load(&big).expect("load");
@@ -248,7 +263,7 @@ fn memory(dir: &Path, name: &str, shape: &Shape) -> Value {
     std::fs::create_dir_all(&recordings).expect("mkdir");
     let tape = recordings.join(format!("{name}.ndjson"));
     let t = Instant::now();
-    let bytes = generate(&tape, shape);
+    let (bytes, served) = generate(&tape, shape);
     let gen_s = t.elapsed().as_secs_f64();
     let path = tape.to_string_lossy().into_owned();
     let list = peak(&home, &["list"]);
@@ -258,10 +273,13 @@ fn memory(dir: &Path, name: &str, shape: &Shape) -> Value {
     std::fs::remove_file(&tape).expect("remove");
     let row = |(kb, secs): (u64, f64)| {
         json!({"peak_rss_kb": kb, "seconds": secs,
-            "peak_rss_over_tape_size": (kb * 1024) as f64 / bytes as f64})
+            "peak_rss_over_tape_size": (kb * 1024) as f64 / bytes as f64,
+            "peak_rss_over_served_size": (kb * 1024) as f64 / served as f64})
     };
     json!({
         "tape_bytes": bytes,
+        "servers": shape.servers,
+        "served_bytes": served,
         "entries": shape.conns * (2 + 2 * shape.calls),
         "connections": shape.conns,
         "generate_seconds": gen_s,
@@ -282,12 +300,15 @@ fn main() {
     let (small_conns, large_conns) = if smoke { (200, 40) } else { (37_500, 10_000) };
     let small = Shape {
         conns: small_conns,
+        servers: 1,
         calls: 79,
         request: small_request,
         answer: small_answer,
     };
+    // Two servers: the replaying proxy holds only the half it serves.
     let large = Shape {
         conns: large_conns,
+        servers: 2,
         calls: 4,
         request,
         answer: |id| answer(id, 280),
@@ -346,11 +367,13 @@ fn main() {
             continue;
         }
         println!(
-            "peak RSS, {}: {:.1} MB tape, {} entries, {} connections",
+            "peak RSS, {}: {:.1} MB tape, {} entries, {} connections of {} server(s), {:.1} MB of `bench`",
             key.replace('_', " "),
             f(&m["tape_bytes"]) / 1e6,
             m["entries"],
-            m["connections"]
+            m["connections"],
+            m["servers"],
+            f(&m["served_bytes"]) / 1e6
         );
         for (label, k) in [
             ("list", "list"),
@@ -358,8 +381,16 @@ fn main() {
             ("replay parent", "replay_parent"),
             ("replaying proxy", "replaying_proxy"),
         ] {
+            let served = if k == "replaying_proxy" {
+                format!(
+                    ", {:.2} × `bench`'s lines",
+                    f(&m[k]["peak_rss_over_served_size"])
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "  {label:<18} {:>9.1} MB  ({:.2} × the tape, {:.1} s)",
+                "  {label:<18} {:>9.1} MB  ({:.2} × the tape{served}, {:.1} s)",
                 f(&m[k]["peak_rss_kb"]) / 1024.0,
                 f(&m[k]["peak_rss_over_tape_size"]),
                 f(&m[k]["seconds"])
