@@ -30,7 +30,7 @@ use crate::listen::{Acceptor, Limits};
 use crate::message::{Kind, Message};
 use crate::process::Signals;
 use crate::tap::{Tap, TapHandle, new_conn_id};
-use crate::tape::{Direction, Tape, TapeWriter};
+use crate::tape::{Direction, ServerTape, TapeWriter};
 use crate::upstream::http::{Answer, Remote, error_for};
 use crate::upstream::pick::Picker;
 use crate::upstream::replay::Options;
@@ -54,7 +54,7 @@ pub enum Source {
     /// The tape, with no upstream.
     Replay {
         /// The loaded tape.
-        tape: Arc<Tape>,
+        tape: Arc<ServerTape>,
         /// How to match.
         options: Options,
         /// Where verdicts go.

@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::tape::{Connection, Tape};
-
 /// How long the parent waits for proxies still stopping their servers.
 pub const PROXY_WAIT: Duration = Duration::from_secs(10);
 
@@ -115,30 +113,8 @@ pub fn problems(dir: &Path) -> Vec<String> {
     out
 }
 
-/// The recorded connections of `server`, in tape order; an error naming the servers the
-/// tape holds when there is none.
-pub fn connections_of(tape: &Tape, server: &str) -> Result<Vec<Connection>, String> {
-    let all = tape.connections();
-    let conns: Vec<Connection> = all.iter().filter(|c| c.server == server).cloned().collect();
-    if conns.is_empty() {
-        let mut held: Vec<String> = all.into_iter().map(|c| c.server).collect();
-        held.sort();
-        held.dedup();
-        return Err(format!(
-            "the tape `{}` holds no connection of server `{server}`; it holds: {}",
-            tape.path.display(),
-            if held.is_empty() {
-                "nothing".to_owned()
-            } else {
-                held.join(", ")
-            }
-        ));
-    }
-    Ok(conns)
-}
-
-fn claim_path(dir: &Path, server: &str, conn: &Connection) -> PathBuf {
-    let hex: String = format!("{server}\0{}", conn.id)
+fn claim_path(dir: &Path, server: &str, conn: &str) -> PathBuf {
+    let hex: String = format!("{server}\0{conn}")
         .bytes()
         .map(|b| format!("{b:02x}"))
         .collect();
@@ -146,12 +122,12 @@ fn claim_path(dir: &Path, server: &str, conn: &Connection) -> PathBuf {
 }
 
 /// True when another proxy of this run already serves that recorded connection.
-pub fn is_claimed(dir: &Path, server: &str, conn: &Connection) -> bool {
+pub fn is_claimed(dir: &Path, server: &str, conn: &str) -> bool {
     claim_path(dir, server, conn).exists()
 }
 
 /// Claims a recorded connection for this proxy: `Ok(false)` when another one has it.
-pub fn try_claim(dir: &Path, server: &str, conn: &Connection) -> Result<bool, String> {
+pub fn try_claim(dir: &Path, server: &str, conn: &str) -> Result<bool, String> {
     let path = claim_path(dir, server, conn);
     match OpenOptions::new().write(true).create_new(true).open(&path) {
         Ok(_) => Ok(true),

@@ -18,7 +18,7 @@ use crate::framing::MAX_LINE_BYTES;
 use crate::mode::{self, ENV_HOME, Mode};
 use crate::report;
 use crate::tap::{Tap, new_conn_id};
-use crate::tape::{Tape, TapeWriter, store};
+use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::pick::Picker;
 
 /// Exit status: the tool answered an error, or the server failed.
@@ -139,7 +139,7 @@ impl Conversation<'_> {
                 source,
                 settings,
             } => {
-                let loaded = std::sync::Arc::new(Tape::load_warning(&tape)?);
+                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, self.server)?);
                 let running = report.as_deref().and_then(report::hold);
                 let picker = Picker::new(
                     loaded,

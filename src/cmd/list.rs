@@ -1,7 +1,7 @@
 //! `mcptape list`: the sessions in `$MCPTAPE_HOME/recordings`, with size, servers,
-//! connections and the time of their last entry.
+//! connections and the time of their last entry. Each tape is read in one streaming
+//! pass ([`crate::tape::census`]), never held.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli;
 use crate::error::{Error, Result};
 use crate::mode::{self, ENV_HOME};
-use crate::tape::{Tape, store};
+use crate::tape::{Census, store};
 
 impl cli::List {
     /// Prints one line (or JSON object) per tape.
@@ -21,14 +21,11 @@ impl cli::List {
             let size = std::fs::metadata(&listed.path)
                 .map(|m| m.len())
                 .unwrap_or(0);
-            let row = match Tape::load(&listed.path) {
+            // One streaming pass per tape: memory is its largest line, not its size.
+            let row = match Census::scan(&listed.path) {
                 Ok(tape) => {
-                    let conns = tape.connections();
-                    let servers: BTreeSet<String> =
-                        conns.iter().map(|c| c.server.clone()).collect();
-                    let last = tape.entries.iter().rev().find_map(|e| e.meta.ts.clone());
                     json!({"session": listed.name, "path": listed.path, "bytes": size,
-                        "connections": conns.len(), "servers": servers, "last": last})
+                        "connections": tape.conns.len(), "servers": tape.servers, "last": tape.last_ts})
                 }
                 Err(e) => json!({"session": listed.name, "path": listed.path, "bytes": size,
                     "error": e.to_string()}),

@@ -27,7 +27,7 @@ use crate::report;
 use crate::stdio;
 use crate::tap::TapHandle;
 use crate::tap::{Tap, new_conn_id};
-use crate::tape::{Tape, TapeWriter, store};
+use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::child::{READ_BUFFER_BYTES, relay};
 use crate::upstream::http;
 use crate::upstream::pick::Picker;
@@ -141,7 +141,7 @@ impl cli::Proxy {
                 source,
                 settings,
             } => {
-                let loaded = std::sync::Arc::new(Tape::load_warning(&tape)?);
+                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, &server)?);
                 eprintln!(
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
@@ -226,7 +226,7 @@ impl cli::Proxy {
                 settings,
                 source,
             } => {
-                let loaded = std::sync::Arc::new(Tape::load_warning(&tape)?);
+                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, server)?);
                 eprintln!(
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
@@ -335,7 +335,7 @@ fn name_from_url(url: &str) -> String {
 /// Serves one client from the tape until it hangs up (or the recorded server ended the
 /// connection: then with its exit status); returns the verdict.
 async fn serve_replay(
-    tape: std::sync::Arc<Tape>,
+    tape: std::sync::Arc<ServerTape>,
     server: &str,
     report: Option<&Path>,
     settings: &cli::Matching,

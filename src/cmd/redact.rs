@@ -12,6 +12,7 @@ use crate::mode::{self};
 use crate::redact::Redactor;
 use crate::tape::format;
 use crate::tape::store;
+use crate::tape::torn;
 
 impl cli::Redact {
     /// Rewrites the tapes, or checks them.
@@ -36,7 +37,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
             path: path.clone(),
             source,
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| match source.kind() {
+        let bytes = std::fs::read(&path).map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => TapeError::Missing { path: path.clone() },
             _ => read_err(source),
         })?;
@@ -45,6 +46,8 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
             line,
             reason,
         };
+        // Only a torn line may be cut inside a character.
+        let text = torn::text_of(bytes).map_err(|line| bad(line, "not UTF-8".into()))?;
         let mut out = String::with_capacity(text.len());
         let mut findings = Vec::new();
         let mut changed = 0;
@@ -72,6 +75,26 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
                             "mcptape: warning: `{}` line {number}: torn last line left out ({reason})",
                             path.display()
                         );
+                        changed += 1;
+                    }
+                    continue;
+                }
+                // A torn line that a later writer ended: it stays a torn line (`{`), so
+                // the connection it may belong to still says so, and the other lines keep
+                // their numbers; nothing of what it held is kept.
+                Err(reason) if torn::is_unfinished(body.as_bytes()) => {
+                    if check {
+                        findings.push(format!(
+                            "{}:{number}: (torn line, cannot be checked: {reason})",
+                            path.display()
+                        ));
+                    } else {
+                        eprintln!(
+                            "mcptape: warning: `{}` line {number}: torn line emptied to `{{` ({reason})",
+                            path.display()
+                        );
+                        out.push('{');
+                        out.push_str(ending);
                         changed += 1;
                     }
                     continue;

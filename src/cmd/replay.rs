@@ -18,7 +18,7 @@ use crate::mode::{
 };
 use crate::process;
 use crate::report::ReportDir;
-use crate::tape::Tape;
+use crate::tape::Census;
 use crate::verdict::Verdict;
 
 impl cli::Replay {
@@ -36,15 +36,11 @@ impl cli::Replay {
             }
         }
         let path = mode::session_path(&self.session)?;
-        let tape = Tape::load_warning(&path)?;
-        let held: HashSet<&str> = tape
-            .entries
-            .iter()
-            .map(|e| e.meta.server.as_str())
-            .collect();
+        // Only the list of recorded connections is needed here, not their messages.
+        let tape = Census::scan_warning(&path)?;
+        let held = &tape.servers;
         if let Some(missing) = self.servers.iter().find(|s| !held.contains(s.as_str())) {
-            let mut held: Vec<&str> = held.into_iter().collect();
-            held.sort();
+            let held: Vec<&str> = held.iter().map(String::as_str).collect();
             return Err(Error::Usage(format!(
                 "the tape `{}` holds no connection of server `{missing}`; it holds: {}",
                 path.display(),
@@ -92,14 +88,10 @@ impl cli::Replay {
             .iter()
             .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
             .collect();
-        for conn in tape.connections() {
+        for conn in &tape.conns {
             let replayed = self.servers.is_empty() || self.servers.contains(&conn.server);
             if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
-                let first = conn
-                    .entries
-                    .first()
-                    .map(|&i| tape.entries[i].line)
-                    .unwrap_or(0);
+                let first = conn.first_line;
                 crate::term::eprintln_escaped!(
                     "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
                     conn.server,

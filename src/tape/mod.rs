@@ -2,22 +2,34 @@
 //!
 //! - [`format`]: one entry ⇄ one line (append `_meta` to the raw message; cut it out again).
 //! - [`writer`]: appends whole lines to a shared tape (`O_APPEND`, one `write`, file lock).
-//! - [`reader`]: loads a tape, tolerating a torn last line, and groups it into connections.
+//! - [`reader`]: loads a whole tape, skipping torn lines, and groups it into connections.
 //! - [`store`]: session names ⇄ paths under `$MCPTAPE_HOME/recordings`, permissions, `.prev`.
 //! - [`safety`]: what is never written: through a symlink, or into a directory others can
 //!   write to (unless sticky and the file is ours).
 //! - [`lifecycle`]: `$…` entries read as typed values (close reasons and exit statuses).
+//! - [`lines`]: reads a tape's file line by line; what one line is (entry, torn, broken).
+//! - [`torn`]: torn lines (a writer killed mid-write) and the connections they may belong to.
+//! - [`group`]: the rule that groups entries into connections, one entry at a time.
+//! - [`census`]: a tape's servers and connections in one streaming pass (`list`, `replay`).
+//! - [`served`]: the connections of one server, held compactly (a replaying proxy).
 //!
 //! Invariant: the message part of every line is byte-for-byte what crossed the wire. The
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
 
+pub mod census;
 pub mod format;
+pub mod group;
 pub mod lifecycle;
+pub mod lines;
 pub mod reader;
 pub mod safety;
+pub mod served;
 pub mod store;
+pub mod torn;
 pub mod writer;
 
+pub use census::Census;
 pub use format::{Direction, Meta};
 pub use reader::{Connection, Entry, Tape};
+pub use served::ServerTape;
 pub use writer::TapeWriter;

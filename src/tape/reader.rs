@@ -1,19 +1,24 @@
 //! Loading a tape and splitting it into connections.
 //!
-//! A tape that ends in a torn line (a crash mid-write leaves a last line without `\n`
-//! that does not parse) loads with a warning naming the line; any other broken line is
-//! an error naming file and line. Blank lines are skipped.
+//! A torn line (a writer cut mid-write: [`crate::tape::torn`]) is skipped with a warning
+//! naming the line and the connections that may have lost an entry there; any other
+//! broken line is an error naming file and line ([`crate::tape::lines`]). Blank lines are
+//! skipped.
 //!
-//! Connections: entries with `_meta.conn` (mcptape) are grouped by it. Entries without
-//! (mcporter 0.12/0.13) are grouped per server, a `$transport/start` opening a new
-//! connection and a `$transport/close` ending it.
+//! This loader holds every entry; it is for tools that need them all (`show`, `verify`).
+//! `list` and the `replay` parent stream ([`crate::tape::census`]), and a replaying proxy
+//! holds only its server's connections ([`crate::tape::served`]).
+//!
+//! Connections are grouped by [`crate::tape::group`].
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
 use crate::message::Message;
-use crate::tape::format::{self, Cut, Direction, Meta};
+use crate::tape::format::{Cut, Direction, Meta};
+use crate::tape::group::Grouper;
+use crate::tape::lines::{self, Class};
+use crate::tape::torn::{self, TornLine};
 
 /// One line of a tape.
 #[derive(Debug, Clone)]
@@ -53,8 +58,10 @@ pub struct Tape {
     pub path: PathBuf,
     /// Every entry, in tape order.
     pub entries: Vec<Entry>,
-    /// Problems that did not stop loading (a torn last line).
+    /// Problems that did not stop loading (torn lines), one sentence each.
     pub warnings: Vec<String>,
+    /// The torn lines skipped, with the connections that may have lost an entry there.
+    pub torn: Vec<TornLine>,
 }
 
 impl Tape {
@@ -97,110 +104,97 @@ impl Tape {
 
     /// Parses a tape's bytes, keeping them: each message is a slice of them (its `_meta`
     /// cut off by writing `}` over the comma before it), so a loaded tape costs about its
-    /// size in memory, not twice.
+    /// size in memory, not twice. Torn lines ([`crate::tape::torn`]) are skipped.
     pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Tape, TapeError> {
-        enum Body {
-            Slice(usize, usize),
-            Owned(String),
-        }
         // Vec → Bytes → BytesMut moves the allocation; nothing is copied.
         let mut buf = bytes::BytesMut::from(bytes::Bytes::from(bytes));
-        let mut found: Vec<(usize, Meta, Body)> = Vec::new();
-        let mut warnings = Vec::new();
-        let torn_possible = !buf.is_empty() && !buf.ends_with(b"\n");
+        // The entries are made as lines are read, their messages filled in from the
+        // frozen buffer afterwards (`spans`, 16 bytes an entry): no second list of them.
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        let mut torn = Vec::new();
         let mut start = 0;
         let mut line = 0;
         while start < buf.len() {
             line += 1;
             let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
-            let is_last = end == buf.len();
-            let raw = &buf[start..end];
-            if !raw.trim_ascii().is_empty() {
-                let lead = raw.len() - raw.trim_ascii_start().len();
-                let decoded = std::str::from_utf8(raw)
-                    .map_err(|_| "not UTF-8".to_owned())
-                    .and_then(format::decode_cut);
-                match decoded {
-                    Ok((meta, Cut::At(i))) => {
-                        let at = start + lead + i;
-                        buf[at] = b'}';
-                        found.push((line, meta, Body::Slice(start + lead, at + 1)));
-                    }
-                    Ok((meta, Cut::Owned(m))) => found.push((line, meta, Body::Owned(m))),
-                    Err(reason) if torn_possible && is_last => warnings.push(format!(
-                        "`{}` line {line}: torn last line ignored ({reason}); the recording was cut mid-write",
-                        path.display()
-                    )),
-                    Err(reason) => {
-                        return Err(TapeError::BadLine {
-                            path: path.to_path_buf(),
-                            line,
-                            reason,
-                        });
-                    }
+            match lines::classify(&buf[start..end], end < buf.len()) {
+                Class::Blank => {}
+                Class::Entry { meta, cut, lead } => {
+                    let (message, span) = match cut {
+                        Cut::At(i) => {
+                            let at = start + lead + i;
+                            buf[at] = b'}';
+                            (Message::new(bytes::Bytes::new()), (start + lead, at + 1))
+                        }
+                        Cut::Owned(m) => (Message::new(m), (0, 0)),
+                    };
+                    entries.push(Entry {
+                        line,
+                        meta,
+                        message,
+                    });
+                    spans.push(span);
+                }
+                Class::Torn(reason) => torn.push((line, reason, end < buf.len())),
+                Class::Bad(reason) => {
+                    return Err(TapeError::BadLine {
+                        path: path.to_path_buf(),
+                        line,
+                        reason,
+                    });
                 }
             }
             start = end + 1;
         }
         let shared = buf.freeze();
-        let entries = found
-            .into_iter()
-            .map(|(line, meta, body)| Entry {
-                line,
-                meta,
-                message: match body {
-                    Body::Slice(a, b) => Message::new(shared.slice(a..b)),
-                    Body::Owned(m) => Message::new(m),
-                },
-            })
-            .collect();
-        Ok(Tape {
+        for (entry, (a, b)) in entries.iter_mut().zip(spans) {
+            if b > 0 {
+                entry.message = Message::new(shared.slice(a..b));
+            }
+        }
+        let mut tape = Tape {
             path: path.to_path_buf(),
             entries,
-            warnings,
-        })
+            warnings: Vec::new(),
+            torn: Vec::new(),
+        };
+        if !torn.is_empty() {
+            let mut grouper = Grouper::default();
+            for e in &tape.entries {
+                grouper.add(
+                    e.line,
+                    &e.meta.server,
+                    e.meta.conn.as_deref(),
+                    e.lifecycle_event(),
+                );
+            }
+            tape.torn = torn::resolve(torn, grouper.spans());
+            tape.warnings = tape.torn.iter().map(|t| t.warning(path)).collect();
+        }
+        Ok(tape)
     }
 
     /// The tape's connections, in the order they started.
     pub fn connections(&self) -> Vec<Connection> {
+        let mut grouper = Grouper::default();
         let mut out: Vec<Connection> = Vec::new();
-        let mut by_conn: HashMap<&str, usize> = HashMap::new();
-        // For entries without `conn`: the open connection of each server.
-        let mut open: HashMap<&str, usize> = HashMap::new();
-        let mut counts: HashMap<&str, usize> = HashMap::new();
         for (idx, entry) in self.entries.iter().enumerate() {
-            let server = entry.meta.server.as_str();
-            let slot = match &entry.meta.conn {
-                Some(conn) => *by_conn.entry(conn.as_str()).or_insert_with(|| {
-                    out.push(Connection {
-                        id: conn.clone(),
-                        server: server.to_owned(),
-                        entries: Vec::new(),
-                    });
-                    out.len() - 1
-                }),
-                None => {
-                    let starts = entry.lifecycle_event() == Some("$transport/start");
-                    match open.get(server) {
-                        Some(&slot) if !starts => slot,
-                        _ => {
-                            let n = counts.entry(server).or_insert(0);
-                            *n += 1;
-                            out.push(Connection {
-                                id: format!("{server}#{n}"),
-                                server: server.to_owned(),
-                                entries: Vec::new(),
-                            });
-                            open.insert(server, out.len() - 1);
-                            out.len() - 1
-                        }
-                    }
-                }
-            };
-            out[slot].entries.push(idx);
-            if entry.meta.conn.is_none() && entry.lifecycle_event() == Some("$transport/close") {
-                open.remove(server);
+            let slot = grouper.add(
+                entry.line,
+                &entry.meta.server,
+                entry.meta.conn.as_deref(),
+                entry.lifecycle_event(),
+            );
+            if slot == out.len() {
+                let span = &grouper.spans()[slot];
+                out.push(Connection {
+                    id: span.id.clone(),
+                    server: span.server.clone(),
+                    entries: Vec::new(),
+                });
             }
+            out[slot].entries.push(idx);
         }
         out
     }

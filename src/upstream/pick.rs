@@ -9,13 +9,18 @@
 //! reported. Candidates are built only as far as needed, so a tape of thousands of
 //! connections costs one engine in the common case. Without a report directory (a
 //! standalone `--replay`) nothing is shared.
+//!
+//! The picker holds the server's connections compactly ([`ServerTape`]) and makes a
+//! candidate's entries only when it builds that candidate's engine. A connection that
+//! may have lost an entry to a torn line ([`crate::tape::torn`]) fails its verdict,
+//! naming the line, however its replay went.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::message::{self, Kind, Message, Shape};
 use crate::report;
-use crate::tape::{Connection, Tape};
+use crate::tape::ServerTape;
 use crate::upstream::replay::{DIVERGED_CODE, Options, Out, Replay, ServerFacts, error_line};
 use crate::verdict::Verdict;
 
@@ -29,24 +34,31 @@ const HANDSHAKE: &[&str] = &[
 
 /// Chooses a recorded connection for one live client, then replays it.
 pub struct Picker {
-    tape: Arc<Tape>,
+    tape: Arc<ServerTape>,
     server: String,
     report: Option<PathBuf>,
     opts: Options,
     facts: ServerFacts,
-    /// Unclaimed connections, in tape order, not chosen yet.
-    candidates: Vec<Connection>,
+    /// Unclaimed connections (indexes into the tape), in tape order, not chosen yet.
+    candidates: Vec<usize>,
     /// The first candidate's engine, answering until the choice is made.
     first: Option<Replay>,
     /// What the client sent before the choice, to bring later candidates up to date.
     history: Vec<Vec<u8>>,
     chosen: Option<Replay>,
+    /// The connection (index into the tape) of the chosen engine.
+    chosen_conn: Option<usize>,
     problem: Option<String>,
 }
 
 impl Picker {
     /// The candidates for `server` in `tape`.
-    pub fn new(tape: Arc<Tape>, server: &str, report: Option<&Path>, opts: &Options) -> Picker {
+    pub fn new(
+        tape: Arc<ServerTape>,
+        server: &str,
+        report: Option<&Path>,
+        opts: &Options,
+    ) -> Picker {
         let mut picker = Picker {
             tape: Arc::clone(&tape),
             server: server.to_owned(),
@@ -57,20 +69,27 @@ impl Picker {
             first: None,
             history: Vec::new(),
             chosen: None,
+            chosen_conn: None,
             problem: None,
         };
-        let conns = match report::connections_of(&tape, server) {
-            Ok(c) => c,
-            Err(problem) => {
-                picker.problem = Some(problem);
-                return picker;
-            }
-        };
-        let total = conns.len();
-        picker.facts = ServerFacts::of(&tape, &conns);
-        picker.candidates = conns
-            .into_iter()
-            .filter(|c| report.is_none_or(|dir| !report::is_claimed(dir, server, c)))
+        if tape.server != server || tape.is_empty() {
+            let held: Vec<&str> = tape.servers.iter().map(String::as_str).collect();
+            picker.problem = Some(format!(
+                "the tape `{}` holds no connection of server `{server}`; it holds: {}",
+                tape.path.display(),
+                if held.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    held.join(", ")
+                }
+            ));
+            return picker;
+        }
+        let total = tape.len();
+        let (facts_tape, facts_conns) = tape.facts_tape();
+        picker.facts = ServerFacts::of(&facts_tape, &facts_conns);
+        picker.candidates = (0..total)
+            .filter(|&c| report.is_none_or(|dir| !report::is_claimed(dir, server, tape.id(c))))
             .collect();
         if picker.candidates.is_empty() {
             picker.problem = Some(format!(
@@ -88,12 +107,8 @@ impl Picker {
     }
 
     fn engine(&self, i: usize) -> Replay {
-        Replay::new(
-            &self.tape,
-            &self.candidates[i],
-            &self.facts,
-            self.opts.clone(),
-        )
+        let (tape, conn) = self.tape.connection(self.candidates[i]);
+        Replay::new(&tape, &conn, &self.facts, self.opts.clone())
     }
 
     /// The problem that leaves this client without a connection, if any.
@@ -105,11 +120,12 @@ impl Picker {
     fn claim(&mut self, i: usize, engine: Replay) -> bool {
         let claimed = match &self.report {
             None => Ok(true),
-            Some(dir) => report::try_claim(dir, &self.server, &self.candidates[i]),
+            Some(dir) => report::try_claim(dir, &self.server, self.tape.id(self.candidates[i])),
         };
         match claimed {
             Ok(true) => {
                 self.chosen = Some(engine);
+                self.chosen_conn = Some(self.candidates[i]);
                 self.candidates.clear();
                 self.first = None;
                 self.history.clear();
@@ -208,7 +224,16 @@ impl Picker {
             self.claim(0, first);
         }
         match (self.chosen, self.problem) {
-            (Some(engine), _) => engine.finish(),
+            (Some(engine), _) => {
+                let mut verdict = engine.finish();
+                let torn = self.chosen_conn.map(|c| self.tape.torn_lines(c));
+                for line in torn.unwrap_or_default() {
+                    verdict.problems.push(format!(
+                        "tape line {line} is torn (a writer was cut mid-write) and may have held an entry of this connection: its replay is incomplete"
+                    ));
+                }
+                verdict
+            }
             (None, problem) => Verdict {
                 server: self.server,
                 problems: vec![

@@ -17,4 +17,5 @@ mod replay_edges;
 mod support;
 mod tapes;
 mod term;
+mod torn;
 mod verify;
