@@ -340,7 +340,10 @@ Applies the redaction rules (and the values of the variables named in MCPTAPE_RE
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
 kept). With --check nothing changes: the exit status is 1 and every line
 `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
-otherwise. See docs/REDACTION.md for the rules.")]
+otherwise. --check also lists string values holding a high-entropy token (20-256
+characters with a lowercase letter, a capital and a digit, at least 3.5 bits per
+character, not a hash, UUID, base64 file, id or cursor) as `(possible secret)`: these
+alone exit 0, and 1 with --strict. See docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.
     #[arg(required = true, value_name = "TAPE")]
@@ -348,6 +351,9 @@ pub struct Redact {
     /// Change nothing; list what still looks like a secret and exit 1 if anything does.
     #[arg(long)]
     pub check: bool,
+    /// With --check: exit 1 on possible secrets (high-entropy tokens) too.
+    #[arg(long, requires = "check")]
+    pub strict: bool,
 }
 
 /// `mcptape list`

@@ -15,6 +15,8 @@
 //!   replayed connection found, and [`report`] the directory it reaches its parent by.
 //! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
 //!   replays, from its own environment or its nearest ancestor's.
+//! - [`redact`] keeps secrets off tapes with the rules of [`redact_rules`]; [`entropy`] is
+//!   `redact --check`'s guess at secrets no rule knows.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
 
@@ -22,6 +24,7 @@ pub mod cli;
 pub mod client;
 pub mod cmd;
 pub mod config;
+pub mod entropy;
 pub mod error;
 pub mod framing;
 pub mod front;
@@ -30,6 +33,7 @@ pub mod message;
 pub mod mode;
 pub mod process;
 pub mod redact;
+pub mod redact_rules;
 pub mod report;
 pub mod stdio;
 pub mod tap;
