@@ -341,9 +341,10 @@ every entry, rewriting the tape atomically (a temporary file renamed over it, it
 kept). With --check nothing changes: the exit status is 1 and every line
 `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
 otherwise. --check also lists string values holding a high-entropy token (20-256
-characters with a lowercase letter, a capital and a digit, at least 3.5 bits per
-character, not a hash, UUID, base64 file, id or cursor) as `(possible secret)`: these
-alone exit 0, and 1 with --strict. See docs/REDACTION.md for the rules.")]
+characters with a lowercase letter, a capital and a digit, at least log2(length) - 0.75
+bits per character within 3.5-4.3, not mostly words, not a hash, UUID, base64 file, id,
+cursor or path) as `(possible secret)`: these alone exit 0, and 1 with --strict. See
+docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.
     #[arg(required = true, value_name = "TAPE")]

@@ -6,17 +6,21 @@
 //! does. It never changes a tape and never runs when recording: it guesses, and a guess
 //! must not rewrite what was recorded.
 //!
-//! A **token** is a run of `A-Z a-z 0-9 + / = _ -` inside a string value. It is a possible
-//! secret when all of these hold (the figures are the constants below):
+//! A **token** is a run of `A-Z a-z 0-9 + / _ -` inside a string value (base64 padding
+//! and `name=value` split at `=`). It is a possible secret when all of these hold (the
+//! figures are the constants below):
 //!
 //! - it is [`MIN_TOKEN_CHARS`] to [`MAX_TOKEN_CHARS`] long (longer runs are content:
 //!   images, audio, blobs);
 //! - it has a lowercase letter, a capital and a digit;
-//! - its Shannon entropy is at least [`MIN_ENTROPY_BITS`] bits per character, and at
-//!   least [`MIN_CLASS_CHANGES`] of its adjacent character pairs change class (lowercase,
-//!   capital, digit, symbol) — words in camelCase change class about once a word;
+//! - its Shannon entropy is at least log2(length) − [`ENTROPY_SLACK_BITS`] bits per
+//!   character (within [`MIN_ENTROPY_BITS`]..=[`MAX_ENTROPY_BITS`]), and at least [`MIN_CLASS_CHANGES`] of its adjacent character pairs change class (lowercase,
+//!   capital, digit, symbol) — words in camelCase change class about once a word — and
+//!   under [`MAX_WORD_SHARE`] of it is inside words (`V1ValidatorWithValues` is mostly
+//!   words);
 //! - it is not a known-safe shape: hexadecimal (hashes, UUIDs), a base64 file (PNG, JPEG,
-//!   GIF, PDF, …, or anything after `;base64,`), an SRI hash (`sha256-…`), an API object
+//!   GIF, PDF, …, or anything after `;base64,`), a hash (`sha256-…`, `sha256=…`,
+//!   `sha256:…`), an API object
 //!   id (`msg_…`, `toolu_…`, `chatcmpl-…`, …), base64 of text (cursors are often base64
 //!   JSON), or a path;
 //! - its member is not named as an id, a cursor, a hash or binary data (`requestId`,
@@ -31,12 +35,23 @@ use crate::redact_rules::words;
 pub const MIN_TOKEN_CHARS: usize = 20;
 /// Longest token looked at, in characters: longer runs are content (images, blobs).
 pub const MAX_TOKEN_CHARS: usize = 256;
-/// Shannon entropy, in bits per character, a token must reach. Random base-62 tokens of
-/// 20 characters measure about 4.0 (99% above 3.65); camelCase words about 3.0–4.0.
+/// Shannon entropy, in bits per character, a token of `n` characters must reach:
+/// log2(n) less this slack, within [`MIN_ENTROPY_BITS`]..=[`MAX_ENTROPY_BITS`] (3.57 at
+/// 20 characters, 4.25 at 32, 4.3 from 38 on). Random base-62 tokens measure 99% above
+/// 3.65 at 20 characters, 4.24 at 32, 4.45 at 40.
+pub const ENTROPY_SLACK_BITS: f64 = 0.75;
+/// The least entropy any token must have, in bits per character.
 pub const MIN_ENTROPY_BITS: f64 = 3.5;
+/// The most entropy a token is asked for, in bits per character.
+pub const MAX_ENTROPY_BITS: f64 = 4.3;
 /// Share of adjacent character pairs that change class a token must reach. Random
 /// base-62 measures about 0.6 (99% above 0.37); `getUserProfileSettings2` 0.32.
 pub const MIN_CLASS_CHANGES: f64 = 0.35;
+/// Share of a token's characters inside words (a lowercase run of 2+ and the capital
+/// before it) it must stay under. Random base-62 tokens of 20 characters measure 99%
+/// below 0.75, longer ones less; identifiers (`V1ValidatorWithValues` 0.90,
+/// `zip64EndOfCentralSize` 0.81) more.
+pub const MAX_WORD_SHARE: f64 = 0.75;
 /// How deep JSON carried in strings is followed.
 const MAX_NESTED_JSON: usize = 4;
 
@@ -249,8 +264,7 @@ fn safe_name(name: &str) -> bool {
 
 /// The runs of token characters in `s`, with their byte offsets.
 fn tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
-    let is_token =
-        |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'_' | b'-');
+    let is_token = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-');
     let b = s.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
@@ -302,15 +316,19 @@ const ID_PREFIXES: &[&str] = &[
 ];
 /// Prefixes of subresource-integrity and similar hash spellings.
 const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-", "md5-"];
+/// What a hash or a file's payload follows (`sha256=…` in Python's RECORD files,
+/// `sha256:…` in image digests, `;base64,` in data URLs).
+const PAYLOAD_AFTER: &[&str] = &[
+    "base64,", "sha1=", "sha256=", "sha384=", "sha512=", "md5=", "sha1:", "sha256:", "sha384:",
+    "sha512:", "md5:",
+];
 
 /// True when `token` (found after `before` in its string) looks like a random secret.
 pub fn possible_secret(before: &str, token: &str) -> bool {
-    let body = token.trim_end_matches('=');
+    let body = token;
     let n = body.len();
     if !(MIN_TOKEN_CHARS..=MAX_TOKEN_CHARS).contains(&n)
-        || before.ends_with("base64,")
-        || before.ends_with("sha256:")
-        || before.ends_with("sha512:")
+        || PAYLOAD_AFTER.iter().any(|p| before.ends_with(p))
         || FILE_MAGIC.iter().any(|m| body.starts_with(m))
         || ID_PREFIXES.iter().any(|p| body.starts_with(p))
         || HASH_PREFIXES.iter().any(|p| body.starts_with(p))
@@ -326,7 +344,37 @@ pub fn possible_secret(before: &str, token: &str) -> bool {
     {
         return false;
     }
-    entropy(b) >= MIN_ENTROPY_BITS && class_changes(b) >= MIN_CLASS_CHANGES && !base64_text(body)
+    entropy(b) >= min_entropy(n)
+        && class_changes(b) >= MIN_CLASS_CHANGES
+        && word_share(b) < MAX_WORD_SHARE
+        && !base64_text(body)
+}
+
+/// The share of bytes inside words — a lowercase run of 2+, with the capital before it
+/// (`Validator`, `with`): identifiers are mostly words, random tokens are not.
+fn word_share(b: &[u8]) -> f64 {
+    let (mut i, mut words) = (0, 0);
+    while i < b.len() {
+        let cap = usize::from(b[i].is_ascii_uppercase());
+        let mut j = i + cap;
+        while j < b.len() && b[j].is_ascii_lowercase() {
+            j += 1;
+        }
+        if j - i - cap >= 2 {
+            words += j - i;
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    words as f64 / b.len().max(1) as f64
+}
+
+/// The entropy a token of `n` characters must reach: most characters of a short random
+/// token are distinct, so its entropy is close to log2(n); an identifier repeats itself
+/// (`convertIPv4MappedIPv6ToIPv4`: 3.8 bits at 27 characters).
+fn min_entropy(n: usize) -> f64 {
+    ((n as f64).log2() - ENTROPY_SLACK_BITS).clamp(MIN_ENTROPY_BITS, MAX_ENTROPY_BITS)
 }
 
 /// Shannon entropy of the bytes, in bits per byte.
@@ -358,14 +406,20 @@ fn class_changes(b: &[u8]) -> f64 {
     changes as f64 / (b.len().saturating_sub(1).max(1)) as f64
 }
 
-/// A path: `/`-separated, with a segment that is a word (`Users`, `bob`, `src`).
+/// A path: `/`-separated, with at least half of its characters in segments that are
+/// words or numbers (`/Users/bob/Library`, `es-abstract/2023/DefinePropertyOrThrow`).
 fn path_like(t: &str) -> bool {
-    t.contains('/')
-        && t.split('/').any(|seg| {
-            seg.len() >= 3
-                && seg.bytes().all(|c| c.is_ascii_alphabetic())
-                && seg.bytes().skip(1).all(|c| c.is_ascii_lowercase())
+    if !t.contains('/') {
+        return false;
+    }
+    let wordy: usize = t
+        .split('/')
+        .filter(|s| {
+            s.bytes().all(|c| c.is_ascii_digit()) || word_share(s.as_bytes()) >= MAX_WORD_SHARE
         })
+        .map(str::len)
+        .sum();
+    wordy * 2 >= t.len() - t.matches('/').count()
 }
 
 /// True when `t` is base64 (standard or URL-safe) of mostly printable text: an encoded

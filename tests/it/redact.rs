@@ -307,7 +307,9 @@ fn the_example_recordings_have_no_possible_secrets() {
     let env = Env::new();
     for tape in ["call-example", "everything", "example"] {
         let path = recordings_example().join(format!("{tape}.ndjson"));
-        let out = run(&mut env.mcptape(["redact", "--check", "--strict"]).arg(&path));
+        let mut cmd = env.mcptape(["redact", "--check", "--strict"]);
+        cmd.arg(&path);
+        let out = run(&mut cmd);
         assert!(out.status.success(), "{tape}: {}", text(&out));
     }
 }
