@@ -64,393 +64,89 @@ fn keeping(rule: &'static str, kept: &str, body: String, near: impl Into<String>
     }
 }
 
+#[rustfmt::skip]
 fn cases() -> Vec<Case> {
     let (an, bu, b6) = (alnum(), b64url(), b64());
     let updig = format!("{UPPER}{DIGITS}");
     let lowdig = format!("{LOWER}{DIGITS}");
     let f = |cs: &str, n: usize| fake(cs, n, n as u64 + cs.len() as u64);
     vec![
-        case(
-            "AWS access key",
-            format!("AKIA{}", f(&updig, 16)),
-            format!("AKIA{}", f(UPPER, 12)),
-        ),
-        case(
-            "AWS access key",
-            format!("ASIA{}", f(&updig, 16)),
-            "ASIAN-FUSION-RESTAURANTS",
-        ),
-        case(
-            "GitHub token",
-            format!("ghp_{}", f(&an, 36)),
-            format!("ghp_{}", f(&an, 20)),
-        ),
-        case(
-            "GitHub token",
-            format!("ghs_{}", f(&an, 36)),
-            "ghs_pages_deploy",
-        ),
-        case(
-            "GitHub token",
-            format!("github_pat_{}_{}", f(&an, 22), f(&an, 59)),
-            "github_pat_example",
-        ),
-        case(
-            "GitLab token",
-            format!("glpat-{}", f(&bu, 20)),
-            "glpat-personal-access-token",
-        ),
-        case(
-            "GitLab token",
-            format!("glrt-{}", f(&bu, 20)),
-            "glrt-runner-registration",
-        ),
-        case(
-            "Slack token",
-            format!("xoxb-{}-{}-{}", f(DIGITS, 12), f(DIGITS, 13), f(&an, 24)),
-            "xoxb-not-a-token",
-        ),
-        case(
-            "Slack token",
-            format!(
-                "xapp-1-{}-{}-{}",
-                f(&updig, 11),
-                f(DIGITS, 13),
-                f(&lowdig, 64)
-            ),
-            "xapp-1-demo",
-        ),
-        keeping(
-            "Slack webhook",
-            "https://hooks.slack.com/services/",
-            format!("T{}/B{}/{}", f(&updig, 8), f(&updig, 10), f(&an, 24)),
-            "https://hooks.slack.com/services/",
-        ),
-        case(
-            "Stripe key",
-            format!("sk_live_{}", f(&an, 24)),
-            "sk_live_documentation",
-        ),
-        case(
-            "Stripe key",
-            format!("rk_live_{}", f(&an, 99)),
-            "rk_live_mode",
-        ),
-        case(
-            "Stripe key",
-            format!("sk_test_{}", f(&an, 24)),
-            "sk_test_fixtures_folder",
-        ),
-        case(
-            "Stripe webhook secret",
-            format!("whsec_{}", f(&an, 32)),
-            "whsec_example",
-        ),
-        case(
-            "Google API key",
-            format!("AIza{}", f(&bu, 35)),
-            format!("AIza{}", f(&an, 20)),
-        ),
-        case(
-            "Google OAuth client secret",
-            format!("GOCSPX-{}", f(&bu, 28)),
-            "GOCSPX-short",
-        ),
-        case(
-            "Google OAuth token",
-            format!("ya29.{}", f(&bu, 60)),
-            "ya29.example-token-value-for-docs",
-        ),
-        keeping(
-            "Azure storage key",
-            "AccountName=acct;AccountKey=",
-            format!("{}==", f(&b6, 86)),
-            "AccountName=acct;EndpointSuffix=core.windows.net",
-        ),
-        case(
-            "Anthropic key",
-            format!("sk-ant-api03-{}AA", f(&bu, 93)),
-            "sk-ant-docs",
-        ),
+        case("AWS access key", format!("AKIA{}", f(&updig, 16)), format!("AKIA{}", f(UPPER, 12))),
+        case("AWS access key", format!("ASIA{}", f(&updig, 16)), "ASIAN-FUSION-RESTAURANTS"),
+        case("GitHub token", format!("ghp_{}", f(&an, 36)), format!("ghp_{}", f(&an, 20))),
+        case("GitHub token", format!("ghs_{}", f(&an, 36)), "ghs_pages_deploy"),
+        case("GitHub token", format!("github_pat_{}_{}", f(&an, 22), f(&an, 59)), "github_pat_example"),
+        case("GitLab token", format!("glpat-{}", f(&bu, 20)), "glpat-personal-access-token"),
+        case("GitLab token", format!("glrt-{}", f(&bu, 20)), "glrt-runner-registration"),
+        case("Slack token", format!("xoxb-{}-{}-{}", f(DIGITS, 12), f(DIGITS, 13), f(&an, 24)), "xoxb-not-a-token"),
+        case("Slack token", format!("xapp-1-{}-{}-{}", f(&updig, 11), f(DIGITS, 13), f(&lowdig, 64)), "xapp-1-demo"),
+        keeping("Slack webhook", "https://hooks.slack.com/services/", format!("T{}/B{}/{}", f(&updig, 8), f(&updig, 10), f(&an, 24)), "https://hooks.slack.com/services/"),
+        case("Stripe key", format!("sk_live_{}", f(&an, 24)), "sk_live_documentation"),
+        case("Stripe key", format!("rk_live_{}", f(&an, 99)), "rk_live_mode"),
+        case("Stripe key", format!("sk_test_{}", f(&an, 24)), "sk_test_fixtures_folder"),
+        case("Stripe webhook secret", format!("whsec_{}", f(&an, 32)), "whsec_example"),
+        case("Google API key", format!("AIza{}", f(&bu, 35)), format!("AIza{}", f(&an, 20))),
+        case("Google OAuth client secret", format!("GOCSPX-{}", f(&bu, 28)), "GOCSPX-short"),
+        case("Google OAuth token", format!("ya29.{}", f(&bu, 60)), "ya29.example-token-value-for-docs"),
+        keeping("Azure storage key", "AccountName=acct;AccountKey=", format!("{}==", f(&b6, 86)), "AccountName=acct;EndpointSuffix=core.windows.net"),
+        case("Anthropic key", format!("sk-ant-api03-{}AA", f(&bu, 93)), "sk-ant-docs"),
         case("OpenAI key", format!("sk-proj-{}", f(&an, 48)), "sk-learn"),
-        case(
-            "OpenAI key",
-            format!("sk-{}", f(&an, 48)),
-            "sk-hynix-quarterly-report-2024.pdf",
-        ),
-        case(
-            "Hugging Face token",
-            format!("hf_{}", f(&format!("{UPPER}{LOWER}"), 34)),
-            format!("hf_{}", f(LOWER, 34)),
-        ),
-        case(
-            "npm token",
-            format!("npm_{}", f(&an, 36)),
-            format!("npm_{}", f(LOWER, 36)),
-        ),
-        case(
-            "PyPI token",
-            format!("pypi-AgEIcHlwaS5vcmc{}", f(&bu, 70)),
-            "pypi-AgEIcHlwaS5vcmc",
-        ),
-        case(
-            "Docker Hub token",
-            format!("dckr_pat_{}", f(&bu, 27)),
-            "dckr_pat_example",
-        ),
-        case(
-            "SendGrid key",
-            format!("SG.{}.{}", f(&bu, 22), f(&bu, 43)),
-            format!("SG.{}", f(&bu, 22)),
-        ),
-        case(
-            "Twilio key",
-            format!("SK{}", f(HEX, 32)),
-            format!("SK{}", f(HEX, 31)),
-        ),
-        case(
-            "Mailgun key",
-            format!("key-{}", f(HEX, 32)),
-            format!("key-{}", f(HEX, 16)),
-        ),
-        case(
-            "Shopify token",
-            format!("shpat_{}", f(HEX, 32)),
-            format!("shpat_{}", f(HEX, 31)),
-        ),
-        case(
-            "DigitalOcean token",
-            format!("dop_v1_{}", f(HEX, 64)),
-            format!("dop_v1_{}", f(HEX, 63)),
-        ),
+        case("OpenAI key", format!("sk-{}", f(&an, 48)), "sk-hynix-quarterly-report-2024.pdf"),
+        case("Hugging Face token", format!("hf_{}", f(&format!("{UPPER}{LOWER}"), 34)), format!("hf_{}", f(LOWER, 34))),
+        case("npm token", format!("npm_{}", f(&an, 36)), format!("npm_{}", f(LOWER, 36))),
+        case("PyPI token", format!("pypi-AgEIcHlwaS5vcmc{}", f(&bu, 70)), "pypi-AgEIcHlwaS5vcmc"),
+        case("Docker Hub token", format!("dckr_pat_{}", f(&bu, 27)), "dckr_pat_example"),
+        case("SendGrid key", format!("SG.{}.{}", f(&bu, 22), f(&bu, 43)), format!("SG.{}", f(&bu, 22))),
+        case("Twilio key", format!("SK{}", f(HEX, 32)), format!("SK{}", f(HEX, 31))),
+        case("Mailgun key", format!("key-{}", f(HEX, 32)), format!("key-{}", f(HEX, 16))),
+        case("Shopify token", format!("shpat_{}", f(HEX, 32)), format!("shpat_{}", f(HEX, 31))),
+        case("DigitalOcean token", format!("dop_v1_{}", f(HEX, 64)), format!("dop_v1_{}", f(HEX, 63))),
         case("Heroku key", format!("HRKU-AA{}", f(&bu, 58)), "HRKU-docs"),
-        keeping(
-            "Discord webhook",
-            "https://discord.com/api/webhooks/",
-            format!("{}/{}", f(DIGITS, 18), f(&bu, 68)),
-            "https://discord.com/api/webhooks/",
-        ),
-        case(
-            "Discord bot token",
-            format!("M{}.{}.{}", f(&an, 25), f(&an, 6), f(&an, 38)),
-            "MyApplicationServiceWorker.js.map",
-        ),
-        case(
-            "Telegram bot token",
-            format!("{}:AA{}", f(DIGITS, 10), f(&an, 33)),
-            "1234567890:AAbc",
-        ),
-        case(
-            "Linear key",
-            format!("lin_api_{}", f(&an, 40)),
-            format!("lin_api_{}", f(LOWER, 40)),
-        ),
-        case(
-            "Notion token",
-            format!("ntn_{}{}", f(DIGITS, 11), f(&an, 35)),
-            "ntn_workspace",
-        ),
-        case(
-            "Notion token",
-            format!("secret_{}", f(&an, 43)),
-            "secret_sauce",
-        ),
-        case(
-            "Atlassian token",
-            format!("ATATT3{}", f(&bu, 186)),
-            "ATATT3xFfGF0",
-        ),
-        case(
-            "Databricks token",
-            format!("dapi{}", f(HEX, 32)),
-            format!("dapi{}", f(HEX, 20)),
-        ),
-        case(
-            "Doppler token",
-            format!("dp.pt.{}", f(&an, 43)),
-            "dp.pt.example",
-        ),
-        case(
-            "Postman key",
-            format!("PMAK-{}-{}", f(HEX, 24), f(HEX, 34)),
-            format!("PMAK-{}", f(HEX, 24)),
-        ),
-        case(
-            "Grafana token",
-            format!("glsa_{}_{}", f(&an, 32), f(HEX, 8)),
-            format!("glsa_{}", f(&an, 10)),
-        ),
-        case(
-            "Grafana token",
-            format!("glc_{}", f(&b6, 60)),
-            "glc_example",
-        ),
-        case(
-            "HashiCorp Vault token",
-            format!("hvs.{}", f(&bu, 95)),
-            "hvs.example",
-        ),
-        case(
-            "Sentry token",
-            format!("sntryu_{}", f(HEX, 64)),
-            "sntryu_short",
-        ),
-        case(
-            "age secret key",
-            format!(
-                "AGE-SECRET-KEY-1{}",
-                f("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
-            ),
-            "AGE-SECRET-KEY-1EXAMPLE",
-        ),
-        case(
-            "Supabase token",
-            format!("sbp_{}", f(HEX, 40)),
-            format!("sbp_{}", f(HEX, 8)),
-        ),
+        keeping("Discord webhook", "https://discord.com/api/webhooks/", format!("{}/{}", f(DIGITS, 18), f(&bu, 68)), "https://discord.com/api/webhooks/"),
+        case("Discord bot token", format!("M{}.{}.{}", f(&an, 25), f(&an, 6), f(&an, 38)), "MyApplicationServiceWorker.js.map"),
+        case("Telegram bot token", format!("{}:AA{}", f(DIGITS, 10), f(&an, 33)), "1234567890:AAbc"),
+        case("Linear key", format!("lin_api_{}", f(&an, 40)), format!("lin_api_{}", f(LOWER, 40))),
+        case("Notion token", format!("ntn_{}{}", f(DIGITS, 11), f(&an, 35)), "ntn_workspace"),
+        case("Notion token", format!("secret_{}", f(&an, 43)), "secret_sauce"),
+        case("Atlassian token", format!("ATATT3{}", f(&bu, 186)), "ATATT3xFfGF0"),
+        case("Databricks token", format!("dapi{}", f(HEX, 32)), format!("dapi{}", f(HEX, 20))),
+        case("Doppler token", format!("dp.pt.{}", f(&an, 43)), "dp.pt.example"),
+        case("Postman key", format!("PMAK-{}-{}", f(HEX, 24), f(HEX, 34)), format!("PMAK-{}", f(HEX, 24))),
+        case("Grafana token", format!("glsa_{}_{}", f(&an, 32), f(HEX, 8)), format!("glsa_{}", f(&an, 10))),
+        case("Grafana token", format!("glc_{}", f(&b6, 60)), "glc_example"),
+        case("HashiCorp Vault token", format!("hvs.{}", f(&bu, 95)), "hvs.example"),
+        case("Sentry token", format!("sntryu_{}", f(HEX, 64)), "sntryu_short"),
+        case("age secret key", format!("AGE-SECRET-KEY-1{}", f("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)), "AGE-SECRET-KEY-1EXAMPLE"),
+        case("Supabase token", format!("sbp_{}", f(HEX, 40)), format!("sbp_{}", f(HEX, 8))),
         case("Square token", format!("EAAA{}", f(&an, 60)), "EAAAexample"),
-        case(
-            "Airtable token",
-            format!("pat{}.{}", f(&an, 14), f(HEX, 64)),
-            "pattern.matching",
-        ),
-        case(
-            "PlanetScale token",
-            format!("pscale_tkn_{}", f(&an, 43)),
-            "pscale_tkn_short",
-        ),
-        case(
-            "Pulumi token",
-            format!("pul-{}", f(HEX, 40)),
-            format!("pul-{}", f(HEX, 39)),
-        ),
-        case(
-            "Replicate token",
-            format!("r8_{}", f(&an, 37)),
-            format!("r8_{}", f(&an, 10)),
-        ),
+        case("Airtable token", format!("pat{}.{}", f(&an, 14), f(HEX, 64)), "pattern.matching"),
+        case("PlanetScale token", format!("pscale_tkn_{}", f(&an, 43)), "pscale_tkn_short"),
+        case("Pulumi token", format!("pul-{}", f(HEX, 40)), format!("pul-{}", f(HEX, 39))),
+        case("Replicate token", format!("r8_{}", f(&an, 37)), format!("r8_{}", f(&an, 10))),
         case("Groq key", format!("gsk_{}", f(&an, 52)), "gsk_example"),
-        case(
-            "xAI key",
-            format!("xai-{}", f(&an, 80)),
-            "xai-grok-model-card",
-        ),
-        case(
-            "Perplexity key",
-            format!("pplx-{}", f(&an, 48)),
-            "pplx-online-model",
-        ),
-        case(
-            "New Relic key",
-            format!("NRAK-{}", f(&updig, 27)),
-            "NRAK-short",
-        ),
-        case(
-            "Figma token",
-            format!("figd_{}", f(&bu, 40)),
-            "figd_example",
-        ),
-        case(
-            "Alibaba Cloud key",
-            format!("LTAI{}", f(&an, 20)),
-            format!("LTAI{}", f(&an, 19)),
-        ),
-        case(
-            "Cloudflare origin CA key",
-            format!("v1.0-{}-{}", f(HEX, 24), f(HEX, 146)),
-            "v1.0-beta",
-        ),
-        case(
-            "LangSmith key",
-            format!("lsv2_pt_{}_{}", f(HEX, 32), f(HEX, 10)),
-            format!("lsv2_pt_{}", f(HEX, 32)),
-        ),
-        case(
-            "Tailscale key",
-            format!("tskey-auth-{}-{}", f(&an, 10), f(&an, 30)),
-            "tskey-auth-docs",
-        ),
+        case("xAI key", format!("xai-{}", f(&an, 80)), "xai-grok-model-card"),
+        case("Perplexity key", format!("pplx-{}", f(&an, 48)), "pplx-online-model"),
+        case("New Relic key", format!("NRAK-{}", f(&updig, 27)), "NRAK-short"),
+        case("Figma token", format!("figd_{}", f(&bu, 40)), "figd_example"),
+        case("Alibaba Cloud key", format!("LTAI{}", f(&an, 20)), format!("LTAI{}", f(&an, 19))),
+        case("Cloudflare origin CA key", format!("v1.0-{}-{}", f(HEX, 24), f(HEX, 146)), "v1.0-beta"),
+        case("LangSmith key", format!("lsv2_pt_{}_{}", f(HEX, 32), f(HEX, 10)), format!("lsv2_pt_{}", f(HEX, 32))),
+        case("Tailscale key", format!("tskey-auth-{}-{}", f(&an, 10), f(&an, 30)), "tskey-auth-docs"),
         case("Fly.io token", format!("fo1_{}", f(&bu, 43)), "fo1_x"),
-        case(
-            "1Password token",
-            format!("ops_eyJ{}", f(&b6, 260)),
-            "ops_eyJshort",
-        ),
-        case(
-            "RubyGems key",
-            format!("rubygems_{}", f(HEX, 48)),
-            format!("rubygems_{}", f(HEX, 47)),
-        ),
-        case(
-            "Dynatrace token",
-            format!("dt0c01.{}.{}", f(&an, 24), f(&an, 64)),
-            "dt0c01.example",
-        ),
-        case(
-            "Brevo key",
-            format!("xkeysib-{}-{}", f(HEX, 64), f(&an, 16)),
-            format!("xkeysib-{}", f(HEX, 64)),
-        ),
-        case(
-            "Artifactory key",
-            format!("AKCp{}", f(&an, 69)),
-            format!("AKCp{}", f(&an, 20)),
-        ),
-        case(
-            "Azure AD client secret",
-            format!("{}8Q~{}", f(&an, 3), f(&an, 34)),
-            "abc8Q~short",
-        ),
-        case(
-            "Terraform Cloud token",
-            format!("{}.atlasv1.{}", f(&lowdig, 14), f(&lowdig, 64)),
-            "terraform.atlasv1.docs",
-        ),
-        case(
-            "Mailchimp key",
-            format!("{}-us6", f(HEX, 32)),
-            format!("{}-us6", f(HEX, 31)),
-        ),
-        case(
-            "PEM private key",
-            format!(
-                "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----",
-                f(&b6, 64)
-            ),
-            "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
-        ),
-        case(
-            "PEM private key",
-            format!(
-                "-----BEGIN PGP PRIVATE KEY BLOCK-----\n{}\n-----END PGP PRIVATE KEY BLOCK-----",
-                f(&b6, 64)
-            ),
-            "-----BEGIN PGP PUBLIC KEY BLOCK-----",
-        ),
-        keeping(
-            "credential assignment",
-            "DD_API_KEY=",
-            f(HEX, 32),
-            "DD_SITE=datadoghq.com",
-        ),
-        keeping(
-            "credential assignment",
-            "DD-APPLICATION-KEY: ",
-            f(HEX, 40),
-            "DD-TRACE-ID: 12345",
-        ),
-        keeping(
-            "credential URL parameter",
-            "https://db.example/login?user=bob&pass=",
-            f(&an, 12),
-            "https://ci.example/run?passed=12&bypass=1&compass=n",
-        ),
-        keeping(
-            "credential URL parameter",
-            "https://h.example/x?pwd=",
-            f(&an, 12),
-            "https://h.example/x?pwdHint=1",
-        ),
+        case("1Password token", format!("ops_eyJ{}", f(&b6, 260)), "ops_eyJshort"),
+        case("RubyGems key", format!("rubygems_{}", f(HEX, 48)), format!("rubygems_{}", f(HEX, 47))),
+        case("Dynatrace token", format!("dt0c01.{}.{}", f(&an, 24), f(&an, 64)), "dt0c01.example"),
+        case("Brevo key", format!("xkeysib-{}-{}", f(HEX, 64), f(&an, 16)), format!("xkeysib-{}", f(HEX, 64))),
+        case("Artifactory key", format!("AKCp{}", f(&an, 69)), format!("AKCp{}", f(&an, 20))),
+        case("Azure AD client secret", format!("{}8Q~{}", f(&an, 3), f(&an, 34)), "abc8Q~short"),
+        case("Terraform Cloud token", format!("{}.atlasv1.{}", f(&lowdig, 14), f(&lowdig, 64)), "terraform.atlasv1.docs"),
+        case("Mailchimp key", format!("{}-us6", f(HEX, 32)), format!("{}-us6", f(HEX, 31))),
+        case("PEM private key", format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----", f(&b6, 64)), "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----"),
+        case("PEM private key", format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\n{}\n-----END PGP PRIVATE KEY BLOCK-----", f(&b6, 64)), "-----BEGIN PGP PUBLIC KEY BLOCK-----"),
+        keeping("credential assignment", "DD_API_KEY=", f(HEX, 32), "DD_SITE=datadoghq.com"),
+        keeping("credential assignment", "DD-APPLICATION-KEY: ", f(HEX, 40), "DD-TRACE-ID: 12345"),
+        keeping("credential URL parameter", "https://db.example/login?user=bob&pass=", f(&an, 12), "https://ci.example/run?passed=12&bypass=1&compass=n"),
+        keeping("credential URL parameter", "https://h.example/x?pwd=", f(&an, 12), "https://h.example/x?pwdHint=1"),
     ]
 }
 
