@@ -7,10 +7,11 @@
 //! GitHub's secret-scanning patterns: a literal prefix, a charset, a length, and a
 //! [`Check`] that keeps ordinary words with the same prefix out (`sk_live_documentation`,
 //! `hf_transformers_cache`). Every shape is matched on a word boundary and in linear time:
-//! the formats that start with a literal prefix are one `regex` alternation (whose prefix
-//! literals the crate's prefilter searches for), and the few without one run only when
-//! their inner literal (`:AA`, `Q~`) is in the string. The list is documented, rule by
-//! rule, in `docs/REDACTION.md`.
+//! the literals the formats start with (`sk_live_`, `AIza`, …) are searched for in one
+//! pass of the `regex` crate's literal engines, and a format's own pattern runs, anchored,
+//! only where one of its literals stands on a word boundary; the few formats without a
+//! literal start run only when their inner literal (`:AA`, `Q~`) is in the string. The
+//! list is documented, rule by rule, in `docs/REDACTION.md`.
 
 use std::sync::LazyLock;
 
@@ -211,6 +212,31 @@ struct KeyFormat {
     /// For a format with no literal prefix: a literal inside every match, searched for
     /// before the pattern runs.
     inner: Option<&'static str>,
+    /// The literals one of which every match starts with, `|`-separated; empty: the
+    /// prefix itself is a literal (`\.` read as `.`).
+    starts: &'static str,
+}
+
+impl KeyFormat {
+    /// The literals a match starts with, when the prefix is not one literal.
+    const fn starts(mut self, literals: &'static str) -> KeyFormat {
+        self.starts = literals;
+        self
+    }
+
+    /// The literals a match starts with.
+    fn literals(&self) -> Vec<String> {
+        if !self.starts.is_empty() {
+            return self.starts.split('|').map(str::to_owned).collect();
+        }
+        let literal = self.prefix.replace(r"\.", ".");
+        assert!(
+            !literal.contains(['\\', '(', '[', '?', '|', '*', '+', '{']),
+            "the prefix of {} is a pattern: give its literals",
+            self.rule
+        );
+        vec![literal]
+    }
 }
 
 const fn key(
@@ -226,6 +252,7 @@ const fn key(
         check,
         part: Part::Whole,
         inner: None,
+        starts: "",
     }
 }
 
@@ -237,6 +264,7 @@ const fn after(rule: &'static str, prefix: &'static str, body: &'static str) -> 
         check: Check::Random,
         part: Part::Body,
         inner: None,
+        starts: "",
     }
 }
 
@@ -253,6 +281,7 @@ const fn inner(
         check,
         part: Part::Whole,
         inner: Some(needle),
+        starts: "",
     }
 }
 
@@ -264,61 +293,61 @@ const B: &str = r"(?-u:\b)";
 /// specific first: `sk-ant-` before `sk-`).
 #[rustfmt::skip]
 static KEY_FORMATS: &[KeyFormat] = &[
-    key("AWS access key", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])", r"[A-Z0-9]{16}(?-u:\b)", Check::None),
-    key("GitHub token", r"gh[pousr]_", r"[A-Za-z0-9]{30,255}(?-u:\b)", Check::None),
+    key("AWS access key", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])", r"[A-Z0-9]{16}(?-u:\b)", Check::None).starts("AKIA|ASIA|ABIA|ACCA|A3T"),
+    key("GitHub token", r"gh[pousr]_", r"[A-Za-z0-9]{30,255}(?-u:\b)", Check::None).starts("ghp_|gho_|ghu_|ghs_|ghr_"),
     key("GitHub token", r"github_pat_", r"[A-Za-z0-9_]{20,255}(?-u:\b)", Check::None),
-    key("GitLab token", r"gl(?:pat|dt|ptt|rt|cbt|ft|imt|oas|soat|ffct|agent)-", r"[A-Za-z0-9_\-]{20,300}", Check::Random),
+    key("GitLab token", r"gl(?:pat|dt|ptt|rt|cbt|ft|imt|oas|soat|ffct|agent)-", r"[A-Za-z0-9_\-]{20,300}", Check::Random).starts("glpat-|gldt-|glptt-|glrt-|glcbt-|glft-|glimt-|gloas-|glsoat-|glffct-|glagent-"),
     key("GitLab token", r"GR1348941", r"[A-Za-z0-9_\-]{20,}", Check::Random),
-    key("Slack token", r"(?:xox[abeoprs]|xoxe\.xox[bp])-", r"[A-Za-z0-9\-]{10,}", Check::Random),
-    key("Slack token", r"xapp-\d-", r"[A-Za-z0-9\-]{20,}", Check::Random),
-    after("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/", r"[A-Za-z0-9_+/\-]{20,}"),
-    key("Stripe key", r"(?:sk|rk)_(?:live|test|prod)_", r"[A-Za-z0-9]{10,247}(?-u:\b)", Check::Random),
+    key("Slack token", r"(?:xox[abeoprs]|xoxe\.xox[bp])-", r"[A-Za-z0-9\-]{10,}", Check::Random).starts("xoxa-|xoxb-|xoxe-|xoxo-|xoxp-|xoxr-|xoxs-|xoxe.xox"),
+    key("Slack token", r"xapp-\d-", r"[A-Za-z0-9\-]{20,}", Check::Random).starts("xapp-"),
+    after("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/", r"[A-Za-z0-9_+/\-]{20,}").starts("hooks.slack.com/"),
+    key("Stripe key", r"(?:sk|rk)_(?:live|test|prod)_", r"[A-Za-z0-9]{10,247}(?-u:\b)", Check::Random).starts("sk_live_|sk_test_|sk_prod_|rk_live_|rk_test_|rk_prod_"),
     key("Stripe webhook secret", r"whsec_", r"[A-Za-z0-9+/]{24,}", Check::Random),
     key("Google API key", r"AIza", r"[A-Za-z0-9_\-]{35}", Check::None),
     key("Google OAuth client secret", r"GOCSPX-", r"[A-Za-z0-9_\-]{28}", Check::None),
     key("Google OAuth token", r"ya29\.", r"[A-Za-z0-9_\-]{30,}", Check::Random),
-    after("Azure storage key", r"(?i:AccountKey|SharedAccessKey)=", r"[A-Za-z0-9+/]{20,}={0,2}"),
-    key("Anthropic key", r"sk-ant-(?:api|admin|sid|oat|ort)\d\d-", r"[A-Za-z0-9_\-]{20,}", Check::Random),
+    after("Azure storage key", r"(?i:AccountKey|SharedAccessKey)=", r"[A-Za-z0-9+/]{20,}={0,2}").starts("AccountKey=|accountkey=|ACCOUNTKEY=|SharedAccessKey=|sharedaccesskey=|SHAREDACCESSKEY="),
+    key("Anthropic key", r"sk-ant-(?:api|admin|sid|oat|ort)\d\d-", r"[A-Za-z0-9_\-]{20,}", Check::Random).starts("sk-ant-"),
     key("OpenAI key", r"sk-", r"[A-Za-z0-9_\-]{20,}(?-u:\b)", Check::LongRun),
-    key("Hugging Face token", r"(?:hf_|api_org_)", r"[A-Za-z]{34}(?-u:\b)", Check::MixedCase),
+    key("Hugging Face token", r"(?:hf_|api_org_)", r"[A-Za-z]{34}(?-u:\b)", Check::MixedCase).starts("hf_|api_org_"),
     key("npm token", r"npm_", r"[A-Za-z0-9]{36}(?-u:\b)", Check::Random),
     key("PyPI token", r"pypi-AgEIcHlwaS5vcmc", r"[A-Za-z0-9_\-]{50,}", Check::None),
-    key("Docker Hub token", r"dckr_(?:pat|oat)_", r"[A-Za-z0-9_\-]{27,}", Check::Random),
+    key("Docker Hub token", r"dckr_(?:pat|oat)_", r"[A-Za-z0-9_\-]{27,}", Check::Random).starts("dckr_pat_|dckr_oat_"),
     key("SendGrid key", r"SG\.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", Check::None),
     key("Twilio key", r"SK", r"[0-9a-fA-F]{32}(?-u:\b)", Check::Random),
     key("Mailgun key", r"key-", r"[0-9a-f]{32}(?-u:\b)", Check::Random),
-    key("Shopify token", r"shp(?:at|ca|pa|ss)_", r"[a-fA-F0-9]{32}(?-u:\b)", Check::Random),
-    key("DigitalOcean token", r"do[opr]_v1_", r"[a-f0-9]{64}(?-u:\b)", Check::None),
+    key("Shopify token", r"shp(?:at|ca|pa|ss)_", r"[a-fA-F0-9]{32}(?-u:\b)", Check::Random).starts("shpat_|shpca_|shppa_|shpss_"),
+    key("DigitalOcean token", r"do[opr]_v1_", r"[a-f0-9]{64}(?-u:\b)", Check::None).starts("dop_v1_|doo_v1_|dor_v1_"),
     key("Heroku key", r"HRKU-", r"[A-Za-z0-9_\-]{60}", Check::Random),
-    after("Discord webhook", r"discord(?:app)?\.com/api/webhooks/", r"[0-9]{17,20}/[A-Za-z0-9_\-]{60,68}"),
-    key("Linear key", r"lin_(?:api|oauth)_", r"[A-Za-z0-9]{40}(?-u:\b)", Check::Random),
+    after("Discord webhook", r"discord(?:app)?\.com/api/webhooks/", r"[0-9]{17,20}/[A-Za-z0-9_\-]{60,68}").starts("discord.com/api/webhooks/|discordapp.com/api/webhooks/"),
+    key("Linear key", r"lin_(?:api|oauth)_", r"[A-Za-z0-9]{40}(?-u:\b)", Check::Random).starts("lin_api_|lin_oauth_"),
     key("Notion token", r"ntn_", r"[0-9]{11}[A-Za-z0-9]{35}(?-u:\b)", Check::None),
     key("Notion token", r"secret_", r"[A-Za-z0-9]{43}(?-u:\b)", Check::Random),
-    key("Atlassian token", r"AT(?:ATT|CTT)3", r"[A-Za-z0-9_\-=]{150,}", Check::None),
+    key("Atlassian token", r"AT(?:ATT|CTT)3", r"[A-Za-z0-9_\-=]{150,}", Check::None).starts("ATATT3|ATCTT3"),
     key("Databricks token", r"dapi", r"[a-f0-9]{32}(?:-[0-9])?(?-u:\b)", Check::Random),
-    key("Doppler token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.", r"[A-Za-z0-9]{40,44}(?-u:\b)", Check::Random),
+    key("Doppler token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.", r"[A-Za-z0-9]{40,44}(?-u:\b)", Check::Random).starts("dp."),
     key("Postman key", r"PMAK-", r"[a-fA-F0-9]{24}-[a-fA-F0-9]{34}(?-u:\b)", Check::None),
     key("Grafana token", r"glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}(?-u:\b)", Check::None),
     key("Grafana token", r"glc_", r"[A-Za-z0-9+/]{32,400}={0,2}", Check::Random),
-    key("HashiCorp Vault token", r"hv[sb]\.", r"[A-Za-z0-9_\-]{90,}", Check::Random),
-    key("Sentry token", r"sntry[us]_", r"[A-Za-z0-9+/=_]{60,}", Check::Random),
+    key("HashiCorp Vault token", r"hv[sb]\.", r"[A-Za-z0-9_\-]{90,}", Check::Random).starts("hvs.|hvb."),
+    key("Sentry token", r"sntry[us]_", r"[A-Za-z0-9+/=_]{60,}", Check::Random).starts("sntrys_|sntryu_"),
     key("age secret key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", Check::None),
-    key("Supabase token", r"sb(?:p|_secret)_", r"[A-Za-z0-9_\-]{32,}", Check::Random),
-    key("Square token", r"(?:EAAA|sq0atp-|sq0csp-)", r"[A-Za-z0-9_\-]{22,60}(?-u:\b)", Check::Random),
+    key("Supabase token", r"sb(?:p|_secret)_", r"[A-Za-z0-9_\-]{32,}", Check::Random).starts("sbp_|sb_secret_"),
+    key("Square token", r"(?:EAAA|sq0atp-|sq0csp-)", r"[A-Za-z0-9_\-]{22,60}(?-u:\b)", Check::Random).starts("EAAA|sq0atp-|sq0csp-"),
     key("Airtable token", r"pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}(?-u:\b)", Check::None),
-    key("PlanetScale token", r"pscale_(?:tkn|pw|oauth)_", r"[A-Za-z0-9_.=\-]{32,64}", Check::Random),
+    key("PlanetScale token", r"pscale_(?:tkn|pw|oauth)_", r"[A-Za-z0-9_.=\-]{32,64}", Check::Random).starts("pscale_"),
     key("Pulumi token", r"pul-", r"[a-f0-9]{40}(?-u:\b)", Check::None),
     key("Replicate token", r"r8_", r"[A-Za-z0-9]{37}(?-u:\b)", Check::Random),
     key("Groq key", r"gsk_", r"[A-Za-z0-9]{52}(?-u:\b)", Check::Random),
     key("xAI key", r"xai-", r"[A-Za-z0-9]{80}(?-u:\b)", Check::Random),
     key("Perplexity key", r"pplx-", r"[A-Za-z0-9]{48}(?-u:\b)", Check::Random),
-    key("New Relic key", r"NR(?:AK|II)-", r"[A-Za-z0-9\-]{27,32}(?-u:\b)", Check::Random),
+    key("New Relic key", r"NR(?:AK|II)-", r"[A-Za-z0-9\-]{27,32}(?-u:\b)", Check::Random).starts("NRAK-|NRII-"),
     key("Figma token", r"figd_", r"[A-Za-z0-9_\-]{40}", Check::Random),
     key("Alibaba Cloud key", r"LTAI", r"[A-Za-z0-9]{20}(?-u:\b)", Check::Random),
     key("Cloudflare origin CA key", r"v1\.0-", r"[a-f0-9]{24}-[a-f0-9]{146}(?-u:\b)", Check::None),
-    key("LangSmith key", r"lsv2_(?:pt|sk)_", r"[a-f0-9]{32}_[a-f0-9]{10}(?-u:\b)", Check::None),
-    key("Tailscale key", r"tskey-(?:api|auth|client|webhook|scim)-", r"[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}(?-u:\b)", Check::Random),
-    key("Fly.io token", r"(?:fo1_|fm[12][ar]?_)", r"[A-Za-z0-9_+/\-]{43,}={0,3}", Check::Random),
+    key("LangSmith key", r"lsv2_(?:pt|sk)_", r"[a-f0-9]{32}_[a-f0-9]{10}(?-u:\b)", Check::None).starts("lsv2_"),
+    key("Tailscale key", r"tskey-(?:api|auth|client|webhook|scim)-", r"[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}(?-u:\b)", Check::Random).starts("tskey-"),
+    key("Fly.io token", r"(?:fo1_|fm[12][ar]?_)", r"[A-Za-z0-9_+/\-]{43,}={0,3}", Check::Random).starts("fo1_|fm1_|fm2_|fm1a_|fm1r_|fm2a_|fm2r_"),
     key("1Password token", r"ops_eyJ", r"[A-Za-z0-9+/]{250,}={0,3}", Check::None),
     key("RubyGems key", r"rubygems_", r"[a-f0-9]{48}(?-u:\b)", Check::None),
     key("Dynatrace token", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}(?-u:\b)", Check::None),
@@ -381,27 +410,53 @@ static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
     ]
 });
 
-/// The key formats with a literal prefix, as one alternation (one pass, prefiltered).
-static PREFIXED: LazyLock<Regex> = LazyLock::new(|| {
-    let alternatives: Vec<String> = KEY_FORMATS
-        .iter()
-        .filter(|k| k.inner.is_none())
-        .map(|k| format!("(?:{}){}", k.prefix, k.body))
-        .collect();
-    compile(&format!("{B}(?:{})", alternatives.join("|")))
+/// How many literals one search takes: past 64, the `regex` crate's Teddy (its fastest
+/// multi-literal search) gives way to a slower Aho-Corasick automaton.
+const LITERALS_PER_SEARCH: usize = 60;
+
+/// The literals the key formats with a prefix start with, as alternations of at most
+/// [`LITERALS_PER_SEARCH`]: the `regex` crate searches for them with Teddy, and a
+/// format's pattern runs only where one of them stands on a word boundary.
+static STARTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    let mut all: Vec<String> = LITERALS.iter().flatten().cloned().collect();
+    all.sort_unstable();
+    all.dedup();
+    all.chunks(LITERALS_PER_SEARCH)
+        .map(|chunk| {
+            let escaped: Vec<String> = chunk.iter().map(|l| regex::escape(l)).collect();
+            compile(&escaped.join("|"))
+        })
+        .collect()
 });
 
-/// Each key format alone, anchored, with its body as group 1: tells which format a match
-/// of [`PREFIXED`] is, and finds the formats with an inner literal.
+/// Per key format (in [`KEY_FORMATS`]' order), the literals its matches start with
+/// (none for the formats with an inner literal).
+static LITERALS: LazyLock<Vec<Vec<String>>> = LazyLock::new(|| {
+    KEY_FORMATS
+        .iter()
+        .map(|k| match k.inner {
+            None => k.literals(),
+            Some(_) => Vec::new(),
+        })
+        .collect()
+});
+
+/// Each key format alone with its body as group 1: anchored at a literal's position for
+/// the formats with a prefix, searched for where the inner literal is for the others.
 static EACH: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     KEY_FORMATS
         .iter()
         .map(|k| match k.inner {
-            None => compile(&format!("^(?:{})({})$", k.prefix, k.body)),
+            None => compile(&format!("^(?:{})({})", k.prefix, k.body)),
             Some(_) => compile(&format!("{B}({})", k.body)),
         })
         .collect()
 });
+
+/// True when a byte is a word character for the ASCII word boundaries of the formats.
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
 
 /// A bearer or basic token must look like one — a digit or a capital inside it — so that
 /// "Basic information" stays prose.
@@ -427,23 +482,46 @@ pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, &'static str)>) {
             }
         }
     }
-    for m in PREFIXED.find_iter(s) {
-        // Which format matched: the first whose anchored pattern takes the whole match
-        // (the alternation prefers the earliest alternative, so this is the one).
+    // Where a literal starts on a word boundary, the first format (in table order) that
+    // matches there wins; literals inside a key found are not looked at again.
+    let bytes = s.as_bytes();
+    let mut starts: Vec<usize> = Vec::new();
+    for re in STARTS.iter() {
+        starts.extend(
+            re.find_iter(s)
+                .map(|m| m.start())
+                .filter(|&at| at == 0 || !is_word(bytes[at - 1])),
+        );
+    }
+    if STARTS.len() > 1 {
+        starts.sort_unstable();
+        starts.dedup();
+    }
+    let mut read_to = 0;
+    for at in starts {
+        if at < read_to {
+            continue;
+        }
+        let rest = &s[at..];
+        // A plain search rejects most candidates; the groups are read only for a match.
         let found = KEY_FORMATS
             .iter()
             .zip(EACH.iter())
-            .filter(|(k, _)| k.inner.is_none())
-            .find_map(|(k, re)| re.captures(m.as_str()).map(|c| (k, c)));
-        if let Some((k, caps)) = found {
-            let body = caps.get(1).map_or(0..m.len(), |b| b.range());
-            if k.check.passes(&m.as_str()[body.clone()]) {
-                let start = match k.part {
-                    Part::Whole => m.start(),
-                    Part::Body => m.start() + body.start,
-                };
-                spans.push((start, m.end(), k.rule));
-            }
+            .zip(LITERALS.iter())
+            .filter(|(_, literals)| literals.iter().any(|l| rest.starts_with(l.as_str())))
+            .find(|((_, re), _)| re.is_match(rest))
+            .and_then(|((k, re), _)| re.captures(rest).map(|c| (k, c)));
+        let Some((k, caps)) = found else { continue };
+        let (Some(whole), Some(body)) = (caps.get(0), caps.get(1)) else {
+            continue;
+        };
+        if k.check.passes(body.as_str()) {
+            let start = match k.part {
+                Part::Whole => at,
+                Part::Body => at + body.start(),
+            };
+            spans.push((start, at + whole.end(), k.rule));
+            read_to = at + whole.end();
         }
     }
     for (k, re) in KEY_FORMATS.iter().zip(EACH.iter()) {
