@@ -87,6 +87,32 @@ fn main() {
             }),
         ),
         (
+            "a provider key after another",
+            Box::new(|n| {
+                // Fake keys, cut so that this file does not trip secret scanners.
+                let keys = [
+                    concat!("AKIA", "ABCDEFGHIJKLMNOP"),
+                    concat!("sk_", "live_abcDEF0123456789ghiJKL"),
+                    concat!(
+                        "AKCp",
+                        "abcdefghijABCDEFGHIJ0123456789abcdefghij",
+                        "ABCDEFGHIJ0123456789abcdefghi"
+                    ),
+                    concat!("glpat-", "abcDEF0123456789ghij"),
+                ];
+                string_message(&repeat_to(&format!("{} ", keys.join(" , ")), n))
+            }),
+        ),
+        (
+            "prose with the formats' prefixes",
+            Box::new(|n| {
+                string_message(&repeat_to(
+                    "The key-value pattern. See sk-learn, SKU 12, AIza docs, dp.example, en-us. ",
+                    n,
+                ))
+            }),
+        ),
+        (
             "plain prose, nothing to find",
             Box::new(|n| {
                 string_message(&repeat_to(

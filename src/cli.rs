@@ -381,8 +381,12 @@ pub struct Show {
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
 kept); a TAPE that is a symlink is refused. With --check nothing changes: the exit status
-is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks like a secret, 0
-otherwise. See docs/REDACTION.md for the rules.")]
+is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks
+like a secret, 0 otherwise. --check also lists string values holding a high-entropy token
+(20-256 characters with a lowercase letter, a capital and a digit, at least log2(length) -
+0.75 bits per character within 3.5-4.3, not mostly words, not a hash, UUID, base64 file,
+id, cursor or path) as `(possible secret)`: these alone exit 0, and 1 with --strict. See
+docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.
     #[arg(required = true, value_name = "TAPE")]
@@ -390,6 +394,9 @@ pub struct Redact {
     /// Change nothing; list what still looks like a secret and exit 1 if anything does.
     #[arg(long)]
     pub check: bool,
+    /// With --check: exit 1 on possible secrets (high-entropy tokens) too.
+    #[arg(long, requires = "check")]
+    pub strict: bool,
 }
 
 /// `mcptape list`

@@ -19,6 +19,8 @@
 //! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
 //!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
 //!   expiry).
+//! - [`redact`] keeps secrets off tapes with the rules of [`redact_rules`]; [`entropy`] is
+//!   `redact --check`'s guess at secrets no rule knows.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
 //! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
@@ -29,6 +31,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod depth;
+pub mod entropy;
 pub mod error;
 pub mod framing;
 pub mod front;
@@ -40,6 +43,7 @@ pub mod message;
 pub mod mode;
 pub mod process;
 pub mod redact;
+pub mod redact_rules;
 pub mod report;
 mod scanner;
 pub mod stdio;

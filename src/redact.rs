@@ -12,8 +12,8 @@
 //!   at any depth, whatever its type.
 //! - **Shapes**, in any string: `Bearer`/`Basic` credentials, JWTs, the `user:password` of a
 //!   URL, credential-named URL parameters, `name=value` / `name: "value"` assignments of
-//!   credential names, and well-known key formats (`sk-…`, `ghp_…`, `github_pat_…`,
-//!   `xox?-…`, `AKIA…`, PEM private keys) — on word boundaries only.
+//!   credential names, PEM private keys, and the key formats of about fifty providers —
+//!   on word boundaries only. The name and shape tables live in [`crate::redact_rules`].
 //! - **Literals**: the values of the environment variables named in `MCPTAPE_REDACT`.
 //! - A string that is itself JSON (`content[].text` of many tools) is redacted as JSON,
 //!   keeping its own formatting.
@@ -37,153 +37,8 @@ pub const ENV_NO_REDACT: &str = "MCPTAPE_NO_REDACT";
 /// occur by chance).
 pub const MIN_LITERAL_CHARS: usize = 6;
 
-/// Splits a member name into lowercase words: camelCase, snake_case, kebab-case, dots.
-fn words(name: &str) -> Vec<String> {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
-        }
-        let prev = i.checked_sub(1).map(|j| chars[j]);
-        let next = chars.get(i + 1).copied();
-        // A hump (`accessToken`), or the last capital of an acronym (`DBPassword`, `APIToken`).
-        let hump = c.is_uppercase()
-            && prev.is_some_and(|p| {
-                p.is_lowercase()
-                    || p.is_ascii_digit()
-                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
-            });
-        if hump && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    // `token2` is a token.
-    for w in &mut out {
-        let kept = w.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        if kept > 0 {
-            w.truncate(kept);
-        }
-    }
-    out
-}
-
-/// Words that make any name a credential name wherever they stand.
-const SECRET_WORDS: &[&str] = &[
-    "password",
-    "passwords",
-    "passwd",
-    "secret",
-    "secrets",
-    "passphrase",
-    "cookie",
-    "cookies",
-    "jwt",
-    "authorization",
-    "credential",
-    "credentials",
-    "apikey",
-    "privatekey",
-];
-/// Credential words also found inside a longer word (`PGPASSWORD`, `dbpasswd`).
-const SECRET_INFIXES: &[&str] = &["password", "passwd", "passphrase"];
-/// Words before `token` that make it a count or a cursor, not a credential.
-const NOT_SECRET_TOKEN: &[&str] = &[
-    "progress",
-    "page",
-    "next",
-    "max",
-    "continuation",
-    "resume",
-    "sync",
-];
-/// Words before `key` that make it a credential (`key` alone is data).
-const SECRET_KEY: &[&str] = &[
-    "api",
-    "private",
-    "access",
-    "secret",
-    "signing",
-    "encryption",
-    "master",
-];
-
-/// True when a member or parameter name names a credential. See `docs/REDACTION.md`.
-pub fn is_secret_name(name: &str) -> bool {
-    let w = words(name);
-    if w.len() == 1 && w[0] == "auth" {
-        return true;
-    }
-    w.iter().enumerate().any(|(i, word)| {
-        let before = i.checked_sub(1).map(|j| w[j].as_str());
-        match word.as_str() {
-            s if SECRET_WORDS.contains(&s) => true,
-            s if SECRET_INFIXES.iter().any(|i| s.contains(i)) => true,
-            "token" => i + 1 == w.len() && !before.is_some_and(|b| NOT_SECRET_TOKEN.contains(&b)),
-            "key" => before.is_some_and(|b| SECRET_KEY.contains(&b)),
-            "id" => before == Some("session"),
-            _ => false,
-        }
-    })
-}
-
-/// A pattern and the capture group holding the secret (0: the whole match).
-struct Shape {
-    name: &'static str,
-    re: Regex,
-    group: usize,
-}
-
-fn shape(name: &'static str, pattern: &str, group: usize) -> Shape {
-    Shape {
-        name,
-        re: Regex::new(pattern).expect("a valid built-in pattern"),
-        group,
-    }
-}
-
-static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
-    vec![
-        shape(
-            "bearer credential",
-            r"(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)",
-            1,
-        ),
-        shape(
-            "basic credential",
-            r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{12,}={0,2})(?:[^A-Za-z0-9+/=.\-]|$)",
-            1,
-        ),
-        shape(
-            "JWT",
-            r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
-            0,
-        ),
-        shape(
-            "URL user:password",
-            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@\x22']*:[^/\s\x22']*)@",
-            1,
-        ),
-        shape(
-            "key format",
-            r"\b(?:sk-[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[bpas]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16})\b",
-            0,
-        ),
-        shape(
-            "PEM private key",
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-            0,
-        ),
-    ]
-});
+pub use crate::redact_rules::is_secret_name;
+use crate::redact_rules::{self, is_secret_assignment_name};
 
 /// `?name=value` parameters of URLs (the value is a secret when the name is).
 static URL_PARAM: LazyLock<Regex> =
@@ -252,22 +107,6 @@ fn assigned_value(s: &str, at: usize, name: &str) -> (usize, usize) {
                 .unwrap_or(rest.len());
             (at, at + end)
         }
-    }
-}
-
-/// A bearer or basic token must look like one — a digit or a capital inside it — so that
-/// "Basic information" stays prose; an `sk-` key has a long run of letters and digits,
-/// so that `sk-hynix-quarterly-report` is a file name.
-fn plausible(rule: &str, s: &str) -> bool {
-    match rule {
-        "bearer credential" | "basic credential" => {
-            s.chars().any(|c| c.is_ascii_digit())
-                || s.chars().skip(1).any(|c| c.is_ascii_uppercase())
-        }
-        "key format" if s.starts_with("sk-") => s
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|run| run.len() >= 20),
-        _ => true,
     }
 }
 
@@ -395,15 +234,7 @@ impl Redactor {
         let has_assignment = memchr::memchr2(b'=', b':', b).is_some();
         let has_param = has_assignment && memchr::memchr3(b'?', b'&', b'#', b).is_some()
             || memchr::memchr(b';', b).is_some();
-        for shape in SHAPES.iter() {
-            for caps in shape.re.captures_iter(s) {
-                if let Some(m) = caps.get(shape.group)
-                    && plausible(shape.name, m.as_str())
-                {
-                    spans.push((m.start(), m.end(), shape.name));
-                }
-            }
-        }
+        redact_rules::shape_spans(s, &mut spans);
         for caps in URL_PARAM.captures_iter(if has_param { s } else { "" }) {
             let name = caps.get(1).map_or("", |m| m.as_str());
             if (is_secret_name(name) || matches!(name, "key" | "sig" | "signature"))
@@ -418,7 +249,7 @@ impl Redactor {
             let (Some(whole), Some(name)) = (caps.get(0), caps.get(1)) else {
                 continue;
             };
-            if whole.start() < read_to || !is_secret_name(name.as_str()) {
+            if whole.start() < read_to || !is_secret_assignment_name(name.as_str()) {
                 continue;
             }
             let (a, b) = assigned_value(s, whole.end(), name.as_str());

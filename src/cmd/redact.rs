@@ -1,11 +1,13 @@
-//! `mcptape redact TAPE [--check]`: the recording-time redaction, applied to a tape that
-//! already exists — or, with `--check`, a report of what still looks like a secret, for
-//! pre-commit hooks and CI on committed fixtures.
+//! `mcptape redact TAPE [--check [--strict]]`: the recording-time redaction, applied to a
+//! tape that already exists — or, with `--check`, a report of what still looks like a
+//! secret, for pre-commit hooks and CI on committed fixtures. `--check` also reports the
+//! possible secrets of [`crate::entropy`], which fail it only with `--strict`.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli;
+use crate::entropy;
 use crate::error::{EXIT_DIFFERENT, Error, Result, TapeError};
 use crate::message;
 use crate::mode::{self};
@@ -23,14 +25,23 @@ impl cli::Redact {
         }
         let mut dirty = false;
         for session in &self.sessions {
-            dirty |= one(session, &redactor, self.check)?;
+            let found = one(session, &redactor, self.check)?;
+            dirty |= found.secrets > 0 || (self.strict && found.possible > 0);
         }
         Ok(ExitCode::from(if dirty { EXIT_DIFFERENT } else { 0 }))
     }
 }
 
-/// Redacts (or checks) one tape; true when `--check` found something.
-fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
+/// What `--check` found in one tape: values the rules call secrets, and values holding a
+/// possible secret (and nothing the rules saw).
+#[derive(Debug, Default, Clone, Copy)]
+struct Found {
+    secrets: usize,
+    possible: usize,
+}
+
+/// Redacts (or checks) one tape.
+fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
     {
         let path = mode::session_path(session)?;
         let read_err = |source| TapeError::Read {
@@ -50,6 +61,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
         let text = torn::text_of(bytes).map_err(|line| bad(line, "not UTF-8".into()))?;
         let mut out = String::with_capacity(text.len());
         let mut findings = Vec::new();
+        let mut possible = 0;
         let mut changed = 0;
         let last = text.split_inclusive('\n').count();
         for (i, line) in text.split_inclusive('\n').enumerate() {
@@ -102,13 +114,24 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
                 Err(reason) => return Err(bad(number, reason).into()),
             };
             if check {
-                for f in redactor.findings(&decoded.message) {
+                let found = redactor.findings(&decoded.message);
+                for f in &found {
                     findings.push(format!(
                         "{}:{number}: {} ({})",
                         path.display(),
                         f.path,
                         f.rule
                     ));
+                }
+                for s in entropy::possible_secrets(&decoded.message) {
+                    if !found.iter().any(|f| f.path == s.path) {
+                        possible += 1;
+                        findings.push(format!(
+                            "{}:{number}: {} (possible secret)",
+                            path.display(),
+                            s.path
+                        ));
+                    }
                 }
                 continue;
             }
@@ -149,16 +172,28 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
                     "mcptape: nothing in `{}` looks like a secret",
                     path.display()
                 );
-                return Ok(false);
+                return Ok(Found::default());
             }
-            eprintln!(
-                "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
-                findings.len(),
-                if findings.len() == 1 { "" } else { "s" },
-                path.display(),
-                if findings.len() == 1 { "s" } else { "" }
-            );
-            return Ok(true);
+            let secrets = findings.len() - possible;
+            if secrets > 0 {
+                eprintln!(
+                    "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
+                    secrets,
+                    if secrets == 1 { "" } else { "s" },
+                    path.display(),
+                    if secrets == 1 { "s" } else { "" }
+                );
+            }
+            if possible > 0 {
+                eprintln!(
+                    "mcptape: {} value{} in `{}` hold{} possible secrets (high-entropy tokens): review them; --strict fails on them",
+                    possible,
+                    if possible == 1 { "" } else { "s" },
+                    path.display(),
+                    if possible == 1 { "s" } else { "" }
+                );
+            }
+            return Ok(Found { secrets, possible });
         }
         if changed > 0 {
             store::replace_file(&path, out.as_bytes())?;
@@ -168,6 +203,6 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<bool> {
             if changed == 1 { "y" } else { "ies" },
             path.display()
         );
-        Ok(false)
+        Ok(Found::default())
     }
 }
