@@ -11,3 +11,4 @@ pub mod http;
 pub mod pick;
 pub mod replay;
 pub mod script;
+pub mod sse;

@@ -1,0 +1,379 @@
+//! Unit tests of [`super`]: `replay`.
+
+use std::path::Path;
+
+use super::*;
+
+/// A tape of one connection of server `s` from (dir, message) pairs.
+fn tape(lines: &[(&str, &str)]) -> Tape {
+    let text: String = lines
+        .iter()
+        .map(|(dir, msg)| {
+            let meta = format!(r#""_meta":{{"dir":"{dir}","server":"s","conn":"c-1"}}}}"#);
+            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
+        })
+        .collect();
+    Tape::parse(Path::new("t.ndjson"), text.as_bytes()).expect("tape")
+}
+
+fn replay(t: &Tape, unordered: bool) -> Replay {
+    let conns = t.connections();
+    let facts = ServerFacts::of(t, &conns);
+    Replay::new(
+        t,
+        &conns[0],
+        &facts,
+        Options {
+            matcher: Matcher::default(),
+            unordered,
+        },
+    )
+}
+
+fn lines(out: Vec<Out>) -> Vec<String> {
+    out.into_iter()
+        .map(|o| {
+            String::from_utf8(o.line)
+                .expect("utf8")
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+const INIT: &str =
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+const INIT_OK: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"x"}}}"#;
+
+#[test]
+fn answers_carry_the_live_id_and_token_and_nothing_else_changes() {
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}"#,
+        ),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1.0}}"#,
+        ),
+        ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{"x":1.0}}"#),
+    ]);
+    let mut r = replay(&t, false);
+    assert!(r.start().is_empty());
+    let out = lines(r.on_client(INIT.replace("\"id\":0", "\"id\":\"a\"").as_bytes()));
+    assert_eq!(out, vec![INIT_OK.replace("\"id\":0", "\"id\":\"a\"")]);
+    let call = r#"{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}}"#;
+    let out = lines(r.on_client(call.as_bytes()));
+    assert_eq!(
+        out,
+        vec![
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1.0}}"#,
+            r#"{"jsonrpc":"2.0","id":"b","result":{"x":1.0}}"#,
+        ]
+    );
+    let v = r.finish();
+    assert!(v.ok(), "{v:?}");
+    assert_eq!((v.matched, v.answered), (2, 3));
+}
+
+#[test]
+fn initialize_gets_the_asked_version_when_the_server_spoke_it() {
+    let newer = INIT_OK.replace("2025-06-18", "2025-11-25");
+    let entry = |msg: &str, dir: &str, conn: &str| {
+        let body = msg.strip_suffix('}').expect("object");
+        format!(r#"{body},"_meta":{{"dir":"{dir}","server":"s","conn":"{conn}"}}}}"#)
+    };
+    let text = [
+        entry(INIT, "send", "a"),
+        entry(INIT_OK, "recv", "a"),
+        entry(INIT, "send", "b"),
+        entry(&newer, "recv", "b"),
+    ]
+    .join("\n");
+    let t = Tape::parse(Path::new("t"), text.as_bytes()).expect("tape");
+    let conns = t.connections();
+    let facts = ServerFacts::of(&t, &conns);
+    let first = &conns[0];
+    let asked = INIT.replace("2025-06-18", "2025-11-25");
+    let mut r = Replay::new(&t, first, &facts, Options::default());
+    assert_eq!(
+        lines(r.on_client(asked.as_bytes())),
+        vec![newer.clone()],
+        "spoken in connection b"
+    );
+    let asked = INIT.replace("2025-06-18", "2024-11-05");
+    let mut r = Replay::new(&t, first, &facts, Options::default());
+    assert_eq!(
+        lines(r.on_client(asked.as_bytes())),
+        vec![INIT_OK.to_string()],
+        "never spoken: kept"
+    );
+}
+
+#[test]
+fn pings_from_the_client_are_answered_and_recorded_ones_not_required() {
+    let t = tape(&[
+        ("send", r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#),
+        ("recv", r#"{"jsonrpc":"2.0","id":9,"result":{}}"#),
+        ("send", INIT),
+        ("recv", INIT_OK),
+    ]);
+    let mut r = replay(&t, false);
+    assert!(r.start().is_empty());
+    let out = lines(r.on_client(br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#));
+    assert_eq!(out, vec![r#"{"jsonrpc":"2.0","id":5,"result":{}}"#]);
+    assert_eq!(lines(r.on_client(INIT.as_bytes())), vec![INIT_OK]);
+    assert!(r.finish().ok());
+}
+
+#[test]
+fn a_divergence_answers_with_an_error_and_stops_the_script() {
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}"#,
+        ),
+        ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}"#,
+        ),
+        ("recv", r#"{"jsonrpc":"2.0","id":2,"result":{}}"#),
+    ]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    let out = lines(
+        r.on_client(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}"#),
+    );
+    assert_eq!(out.len(), 1);
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 7);
+    assert_eq!(err["error"]["code"], DIVERGED_CODE);
+    let text = err["error"]["message"].as_str().expect("message");
+    assert!(text.contains("server `s` connection `c-1`"), "{text}");
+    assert!(text.contains("expected tools/call #1 a"), "{text}");
+    assert!(text.contains("got tools/call #7 b"), "{text}");
+    assert!(text.contains("tape line 5, later in the script"), "{text}");
+    // Every later request gets the same error.
+    let again = lines(
+        r.on_client(br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a"}}"#),
+    );
+    assert!(
+        again[0].contains(r#""id":8"#) && again[0].contains("expected tools/call #1 a"),
+        "{again:?}"
+    );
+    let v = r.finish();
+    assert_eq!(v.mismatch.as_ref().and_then(|m| m.line), Some(3));
+    assert!(
+        v.leftovers.is_empty(),
+        "after a divergence leftovers are noise"
+    );
+}
+
+#[test]
+fn leftovers_and_garbage_fail_the_verdict() {
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ),
+    ]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    let out = lines(r.on_client(b"hello?"));
+    assert!(out[0].contains("-32700"), "{out:?}");
+    let v = r.finish();
+    assert_eq!(v.leftovers.len(), 1);
+    assert_eq!(v.leftovers[0].line, 3);
+    assert_eq!(v.problems.len(), 1);
+}
+
+#[test]
+fn discovery_probes_are_optional_and_answered_when_not_recorded() {
+    let probe = r#"{"jsonrpc":"2.0","id":"p","method":"server/discover","params":{}}"#;
+    let with_probe = tape(&[
+        ("send", probe),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","id":"p","error":{"code":-32601,"message":"Method not found"}}"#,
+        ),
+        ("send", INIT),
+        ("recv", INIT_OK),
+    ]);
+    // A client that does not probe skips the recorded probe.
+    let mut r = replay(&with_probe, false);
+    assert_eq!(lines(r.on_client(INIT.as_bytes())), vec![INIT_OK]);
+    assert!(r.finish().ok());
+    // A client that probes gets the recorded answer with its id.
+    let mut r = replay(&with_probe, false);
+    let out = lines(r.on_client(probe.replace("\"p\"", "\"q\"").as_bytes()));
+    assert_eq!(
+        out,
+        vec![r#"{"jsonrpc":"2.0","id":"q","error":{"code":-32601,"message":"Method not found"}}"#]
+    );
+    // A tape without a probe answers one with method-not-found, then goes on.
+    let without = tape(&[("send", INIT), ("recv", INIT_OK)]);
+    let mut r = replay(&without, false);
+    let out = lines(r.on_client(probe.as_bytes()));
+    assert!(out[0].contains("-32601"), "{out:?}");
+    assert_eq!(lines(r.on_client(INIT.as_bytes())), vec![INIT_OK]);
+    assert!(r.finish().ok());
+}
+
+#[test]
+fn unordered_matches_within_a_burst_only() {
+    let call = |id: u32, name: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}"}}}}"#
+        )
+    };
+    let answer = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+    let (a, b, c) = (call(1, "a"), call(2, "b"), call(3, "c"));
+    let (ra, rb, rc) = (answer(1), answer(2), answer(3));
+    let t = tape(&[
+        ("send", &a),
+        ("send", &b),
+        ("recv", &ra),
+        ("recv", &rb),
+        ("send", &c),
+        ("recv", &rc),
+    ]);
+    let mut r = replay(&t, true);
+    assert!(
+        r.on_client(b.as_bytes()).is_empty(),
+        "b matched, but a's answer is due first"
+    );
+    assert_eq!(
+        lines(r.on_client(a.as_bytes())),
+        vec![ra.clone(), rb.clone()]
+    );
+    assert_eq!(lines(r.on_client(c.as_bytes())), vec![rc.clone()]);
+    assert!(r.finish().ok());
+    // Without --unordered the same client diverges.
+    let mut r = replay(&t, false);
+    assert!(lines(r.on_client(b.as_bytes()))[0].contains("-32090"));
+}
+
+#[test]
+fn a_divergence_in_a_client_answer_fails_the_waiting_request_too() {
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sample"}}"#,
+        ),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#,
+        ),
+        ("send", r#"{"jsonrpc":"2.0","id":0,"result":{"model":"a"}}"#),
+        ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#),
+    ]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    let out = lines(r.on_client(
+        br#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"sample"}}"#,
+    ));
+    assert_eq!(
+        out,
+        vec![r#"{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}"#]
+    );
+    // The client's answer differs: its pending tools/call must not hang.
+    let out = lines(r.on_client(br#"{"jsonrpc":"2.0","id":0,"result":{"model":"b"}}"#));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(
+        out[0].contains(r#""id":"c""#) && out[0].contains("-32090"),
+        "{out:?}"
+    );
+    // An answer to the wrong id does not match either.
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    r.on_client(br#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"sample"}}"#);
+    let out = lines(r.on_client(br#"{"jsonrpc":"2.0","id":99,"result":{"model":"a"}}"#));
+    assert!(out[0].contains("-32090"), "{out:?}");
+}
+
+#[test]
+fn unrecorded_advisory_notifications_are_noted_not_failed() {
+    let t = tape(&[("send", INIT), ("recv", INIT_OK)]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    assert!(
+        r.on_client(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}"#
+        )
+        .is_empty()
+    );
+    let v = r.finish();
+    assert!(v.ok(), "{v:?}");
+    assert_eq!(v.notes.len(), 1);
+}
+
+#[test]
+fn answers_to_matched_requests_are_not_held_behind_concurrent_ones() {
+    let call = |id: u32, name: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}"}}}}"#
+        )
+    };
+    let answer = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+    let t = tape(&[
+        ("send", &call(1, "a")),
+        ("send", &call(2, "b")),
+        ("recv", &answer(1)),
+        ("recv", &answer(2)),
+    ]);
+    let mut r = replay(&t, false);
+    assert_eq!(
+        lines(r.on_client(call(1, "a").as_bytes())),
+        vec![answer(1)],
+        "a client that waits gets its answer"
+    );
+    assert_eq!(lines(r.on_client(call(2, "b").as_bytes())), vec![answer(2)]);
+    assert!(r.finish().ok());
+}
+
+#[test]
+fn progress_for_a_token_the_client_never_gave_is_dropped() {
+    let t = tape(&[
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}"#,
+        ),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+        ),
+        ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+    ]);
+    let mut r = replay(&t, false);
+    let out = lines(
+        r.on_client(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}"#),
+    );
+    assert_eq!(out, vec![r#"{"jsonrpc":"2.0","id":7,"result":{}}"#]);
+}
+
+#[test]
+fn a_connection_the_server_ended_ends_in_replay_too() {
+    let text = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"},"_meta":{"dir":"send","server":"s","conn":"c-1"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":3,"reason":"server exited"},"_meta":{"dir":"lifecycle","server":"s","conn":"c-1"}}"#,
+        "\n"
+    );
+    let t = Tape::parse(Path::new("t"), text.as_bytes()).expect("tape");
+    let mut r = replay(&t, false);
+    assert_eq!(r.server_gone(), None, "not before the script got there");
+    assert!(
+        r.on_client(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crash"}}"#)
+            .is_empty()
+    );
+    assert_eq!(r.server_gone(), Some(3));
+}
