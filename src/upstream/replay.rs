@@ -24,15 +24,17 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime};
 
-use serde_json::json;
-
 use crate::matcher::{self, Matcher};
 use crate::message::{self, Kind, Message};
 use crate::tape::{Connection, Direction, Tape};
 use crate::upstream::script::{Ending, Pairs};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
+mod diverge;
 mod ends;
+mod facts;
+
+pub use facts::{ServerFacts, error_line, summary};
 
 /// The JSON-RPC error code of a replay divergence (server-defined range).
 pub const DIVERGED_CODE: i64 = -32090;
@@ -84,48 +86,6 @@ struct Step {
     normalized: std::sync::OnceLock<serde_json::Value>,
 }
 
-/// What the tape says about a server across all its connections, gathered once.
-#[derive(Debug, Clone, Default)]
-pub struct ServerFacts {
-    /// Protocol versions the server answered anywhere in the tape.
-    versions: HashSet<String>,
-    /// Its recorded answer to a `server/discover` probe, if any.
-    discover_answer: Option<Message>,
-}
-
-impl ServerFacts {
-    /// Gathers the facts of the server of `conns` (connections of one server).
-    pub fn of(tape: &Tape, conns: &[Connection]) -> ServerFacts {
-        let mut versions = HashSet::new();
-        let mut discover_answer = None;
-        for c in conns {
-            let mut probes: HashSet<&str> = HashSet::new();
-            for &i in &c.entries {
-                let e = &tape.entries[i];
-                let m = &e.message;
-                if e.meta.dir == Direction::Send && m.method() == Some("server/discover") {
-                    probes.insert(m.id().unwrap_or_default());
-                }
-                if e.meta.dir != Direction::Recv
-                    || !matches!(m.kind(), Kind::Response | Kind::Error)
-                {
-                    continue;
-                }
-                if let Some(v) = message::raw_member(m.text(), &["result", "protocolVersion"]) {
-                    versions.insert(v.to_owned());
-                }
-                if discover_answer.is_none() && probes.contains(m.id().unwrap_or_default()) {
-                    discover_answer = Some(m.clone());
-                }
-            }
-        }
-        ServerFacts {
-            versions,
-            discover_answer,
-        }
-    }
-}
-
 /// One recorded connection being replayed.
 #[derive(Debug)]
 pub struct Replay {
@@ -159,49 +119,6 @@ pub struct Replay {
 
 fn ts_of(entry: &crate::tape::Entry) -> Option<SystemTime> {
     humantime::parse_rfc3339(entry.meta.ts.as_deref()?).ok()
-}
-
-/// A short one-line account of a message.
-pub fn summary(msg: &Message) -> String {
-    let v = msg.value();
-    let id = msg.id().map(|i| format!(" #{i}")).unwrap_or_default();
-    let text = match msg.kind() {
-        Kind::Request | Kind::Notification => {
-            let method = msg.method().unwrap_or("?");
-            let params = &v["params"];
-            if method == "tools/call" {
-                format!(
-                    "{method}{id} {} {}",
-                    params["name"].as_str().unwrap_or("?"),
-                    params
-                        .get("arguments")
-                        .map(ToString::to_string)
-                        .unwrap_or_default()
-                )
-            } else {
-                match params {
-                    serde_json::Value::Null => format!("{method}{id}"),
-                    p => format!("{method}{id} {p}"),
-                }
-            }
-        }
-        Kind::Response => format!("response{id} {}", v["result"]),
-        Kind::Error => format!("error{id} {}", v["error"]),
-        Kind::Other => msg.text().to_owned(),
-    };
-    if text.chars().count() > SUMMARY_CHARS {
-        let mut cut: String = text.chars().take(SUMMARY_CHARS - 1).collect();
-        cut.push('…');
-        cut
-    } else {
-        text
-    }
-}
-
-/// An error response to `id` (raw JSON), as a line.
-pub fn error_line(id: &str, code: i64, text: &str) -> Vec<u8> {
-    let msg = json!({"code": code, "message": text});
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{msg}}}\n").into_bytes()
 }
 
 impl Replay {
@@ -648,79 +565,6 @@ impl Replay {
     /// True once the replay has diverged or reached the end of a cut recording.
     pub fn diverged(&self) -> bool {
         self.diverged.is_some()
-    }
-
-    fn diverge(&mut self, msg: &Message, expected: Option<usize>) -> Vec<Out> {
-        let server = self.verdict.server.clone();
-        let conn = self.verdict.conn.clone().unwrap_or_default();
-        let got = summary(msg);
-        let later = (self.pos..self.steps.len())
-            .filter(|&i| {
-                !self.steps[i].done && self.steps[i].dir == Direction::Send && Some(i) != expected
-            })
-            .find(|&i| self.step_matches(i, msg, &std::sync::OnceLock::new()))
-            .map(|i| self.steps[i].line);
-        let live = self.opts.matcher.normalize(msg);
-        let (why, mismatch) = match expected {
-            Some(i) => {
-                let step = &self.steps[i];
-                let want = summary(&step.message);
-                let mut why = format!(
-                    "mcptape replay of server `{server}` connection `{conn}`: expected {want} (tape line {}), got {got}",
-                    step.line
-                );
-                if let Some(l) = later {
-                    why.push_str(&format!(
-                        "; that message is at tape line {l}, later in the script"
-                    ));
-                }
-                let diff = matcher::diff(
-                    &self.opts.matcher.normalize(&step.message),
-                    &live,
-                    &format!("expected (tape line {})", step.line),
-                    "got",
-                );
-                (
-                    why,
-                    Mismatch {
-                        line: Some(step.line),
-                        expected: want,
-                        got,
-                        diff,
-                        later_line: later,
-                    },
-                )
-            }
-            None => {
-                let end = self.steps.last().map(|s| s.line).unwrap_or(0);
-                let why = format!(
-                    "mcptape replay of server `{server}` connection `{conn}`: expected nothing more from the client (the recording ends at tape line {end}), got {got}"
-                );
-                let diff = String::new();
-                let _ = live;
-                (
-                    why,
-                    Mismatch {
-                        line: None,
-                        expected: "nothing more".into(),
-                        got,
-                        diff,
-                        later_line: None,
-                    },
-                )
-            }
-        };
-        self.verdict.mismatch = Some(mismatch);
-        self.diverged = Some(why.clone());
-        // Every request still waiting for an answer gets the error too: none will come.
-        let mut waiting = std::mem::take(&mut self.awaiting);
-        if msg.kind() == Kind::Request {
-            waiting.push(msg.id().unwrap_or("null").to_owned());
-        }
-        waiting
-            .iter()
-            .map(|id| self.now(error_line(id, DIVERGED_CODE, &why)))
-            .collect()
     }
 }
 
