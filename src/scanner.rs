@@ -161,7 +161,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
         if !self.changed {
             return Cow::Borrowed(self.src);
         }
-        self.out.push_str(&self.src[self.copied..]);
+        self.out.push_str(self.slice(self.copied, self.src.len()));
         Cow::Owned(self.out)
     }
 
@@ -207,7 +207,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             }
             return;
         }
-        self.out.push_str(&self.src[self.copied..a]);
+        self.out.push_str(self.slice(self.copied, a));
         self.out.push_str(with);
         self.copied = b;
         self.changed = true;
@@ -215,6 +215,13 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
 
     fn bytes(&self) -> &'a [u8] {
         self.src.as_bytes()
+    }
+
+    /// `src[a..b]`, or nothing when that is not a span of the text. Callers pass valid
+    /// JSON, where every span the walk cuts is whole; on any other text the walk must
+    /// still never panic (the redactor is public, and fuzzed).
+    fn slice(&self, a: usize, b: usize) -> &'a str {
+        self.src.get(a..b).unwrap_or("")
     }
 
     fn skip_ws(&mut self) {
@@ -276,7 +283,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
                 return false;
             }
             let key_end = self.string_end(i);
-            let key = &self.src[i..key_end];
+            let key = self.slice(i, key_end);
             i = key_end;
             while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b':') {
                 i += 1;
@@ -284,7 +291,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             let value_end = self.value_end(i);
             if key == "\"type\"" {
                 return matches!(
-                    &self.src[i..value_end],
+                    self.slice(i, value_end),
                     "\"string\""
                         | "\"number\""
                         | "\"integer\""
@@ -333,8 +340,9 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
                     continue;
                 }
             }
-            // The end of the array or object: it is its parent's finished value.
-            self.pos += 1;
+            // The end of the array or object (or of a text cut inside it): it is its
+            // parent's finished value.
+            self.pos = (self.pos + 1).min(self.src.len());
             frames.pop();
             self.value_done(&mut frames);
         }
@@ -382,14 +390,16 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
     fn member(&mut self, frames: &mut Frames) -> bool {
         let key_start = self.pos;
         let key_end = self.string_end(key_start);
-        let raw = &self.src[key_start..key_end];
+        let raw = self.slice(key_start, key_end);
         let key: Cow<str> = match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
             Some(plain) if !plain.contains('\\') => Cow::Borrowed(plain),
             _ => Cow::Owned(decode_string(raw).unwrap_or_default()),
         };
         self.pos = key_end;
         self.skip_ws();
-        self.pos += 1; // ':'
+        if self.bytes().get(self.pos) == Some(&b':') {
+            self.pos += 1;
+        }
         self.skip_ws();
         let secret = is_secret_name(&key);
         self.push_path(|| Segment::Key(key.into_owned()));
@@ -406,7 +416,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             frames.mark_secret();
         } else if secret && scalar {
             let (a, b) = (self.pos, self.value_end(self.pos));
-            let already = &self.src[a..b] == "\"[REDACTED]\"";
+            let already = self.slice(a, b) == "\"[REDACTED]\"";
             if !already {
                 self.replace(a, b, "\"[REDACTED]\"", "credential name");
             }
@@ -418,7 +428,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
     }
 
     fn string_value(&mut self, a: usize, b: usize, nesting: usize) {
-        let raw = &self.src[a..b];
+        let raw = self.slice(a, b);
         if self.secret > 0 {
             if raw != "\"[REDACTED]\"" {
                 self.replace(a, b, "\"[REDACTED]\"", "credential name");
@@ -536,6 +546,24 @@ mod tests {
         s.push_str(leaf);
         s.extend(std::iter::repeat_n(close, levels));
         s
+    }
+
+    #[test]
+    fn text_that_is_not_json_never_panics() {
+        // Found by the `redactor` fuzz target: a key followed by a multi-byte character
+        // where the `:` should be made the walk cut the text inside that character.
+        let r = Redactor::default();
+        for text in [
+            "{\"password\"\u{e9}}",
+            "{\"password\"\u{e9}\"x\"}",
+            "{\"a\":[1,{\"token\"",
+            "[[[[",
+            "{\"k\"",
+            "{\"pass\":\u{e9}\u{e9}}",
+        ] {
+            let _ = r.message(text);
+            let _ = r.findings(text);
+        }
     }
 
     #[test]

@@ -133,7 +133,7 @@ impl Verdict {
             out.push_str(&format!("  {}\n", line(p)));
         }
         if let Some(end) = &self.tape_end {
-            out.push_str(&format!("  the tape ends here: {end}\n"));
+            out.push_str(&format!("  the tape ends here: {}\n", line(end)));
         }
         for n in &self.notes {
             out.push_str(&format!("  note: {}\n", line(n)));
