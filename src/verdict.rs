@@ -167,3 +167,27 @@ impl Verdict {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_a_verdict_shows_is_escaped() {
+        let v = Verdict {
+            server: "s\u{1b}]0;x\u{7}".into(),
+            tape_end: Some("it holds no answer to tools/call #1 \u{1b}[2J\n  ok forged".into()),
+            problems: vec!["\u{9b}31m".into()],
+            notes: vec!["\u{202e}txt".into()],
+            ..Verdict::default()
+        };
+        let text = v.describe();
+        for c in text.chars() {
+            assert!(
+                c == '\n' || !crate::term::is_dangerous(c),
+                "raw {c:?} in {text:?}"
+            );
+        }
+        assert!(!text.contains("\n  ok forged"), "a forged line: {text}");
+    }
+}
