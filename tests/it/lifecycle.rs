@@ -31,8 +31,7 @@ fn sigterm_to_a_remote_proxy_closes_its_tape_with_the_signal_name() {
     let server = HttpServer::start();
     let tape = env.path("t.ndjson");
     let mut p = Proc::spawn(
-        &mut env
-            .mcptape(["proxy", "--server", "everything", "--record"])
+        env.mcptape(["proxy", "--server", "everything", "--record"])
             .arg(&tape)
             .args(["--url", &server.url]),
     );
@@ -64,8 +63,7 @@ fn sigterm_to_a_child_proxy_reads_back_as_the_same_typed_reason() {
     let env = Env::new();
     let tape = env.path("t.ndjson");
     let mut p = Proc::spawn(
-        &mut env
-            .mcptape(["proxy", "--server", "ex", "--record"])
+        env.mcptape(["proxy", "--server", "ex", "--record"])
             .arg(&tape)
             .args(["--", &example_server()]),
     );
