@@ -23,6 +23,8 @@ use crate::message::{self, Kind, Message, Shape};
 use crate::process::{self, Server};
 use crate::tap::TapHandle;
 use crate::tape::Direction;
+use crate::tape::close::{Close, CloseReason, CloseStatus};
+use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::http::Remote;
 use crate::upstream::pick::Picker;
 use crate::verdict::Verdict;
@@ -135,7 +137,7 @@ impl Session {
         if let Some(url) = &entry.url {
             let remote = Remote::new(url, entry.headers.clone())?;
             if let Some(tap) = &tap {
-                tap.lifecycle("$transport/start", json!({"url": url}));
+                tap.lifecycle(LifecycleKind::Start, json!({"url": url}));
             }
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             return Ok(Session {
@@ -155,18 +157,18 @@ impl Session {
             Ok(s) => s,
             Err(e) => {
                 if let Some(tap) = &tap {
-                    tap.lifecycle("$transport/start", json!({"command": argv}));
-                    tap.lifecycle(
-                        "$transport/close",
-                        json!({"error": crate::error::chain(&e)}),
-                    );
+                    tap.lifecycle(LifecycleKind::Start, json!({"command": argv}));
+                    tap.close(&Close::new(
+                        CloseReason::StartFailed(crate::error::chain(&e)),
+                        CloseStatus::Unknown,
+                    ));
                 }
                 return Err(e.into());
             }
         };
         if let Some(tap) = &tap {
             tap.lifecycle(
-                "$transport/start",
+                LifecycleKind::Start,
                 json!({"command": argv, "pid": server.pid}),
             );
         }
@@ -443,7 +445,7 @@ impl Session {
 
     /// Ends the session the MCP way (close the server's stdin, wait, SIGTERM, SIGKILL);
     /// `reason` goes into the tape's close entry.
-    pub async fn close(self, reason: &str) -> crate::error::Result<Closed> {
+    pub async fn close(self, reason: CloseReason) -> crate::error::Result<Closed> {
         match self.link {
             Link::Child {
                 mut server,
@@ -455,9 +457,7 @@ impl Session {
                 let status = server.stop().await?;
                 drop(stdout);
                 if let Some(tap) = &tap {
-                    let mut close = process::status_json(status);
-                    close["reason"] = json!(reason);
-                    tap.lifecycle("$transport/close", close);
+                    tap.close(&Close::new(reason, CloseStatus::of(status)));
                 }
                 Ok(Closed::Child(status))
             }
@@ -465,7 +465,7 @@ impl Session {
             Link::Http { remote, tap, .. } => {
                 remote.end().await;
                 if let Some(tap) = &tap {
-                    tap.lifecycle("$transport/close", json!({"reason": reason}));
+                    tap.close(&Close::new(reason, CloseStatus::Unknown));
                 }
                 Ok(Closed::Remote)
             }

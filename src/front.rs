@@ -25,11 +25,13 @@ use tokio::sync::mpsc;
 
 use crate::error::{Error, Result};
 use crate::guard::{Guard, Rejection};
-use crate::idle::{Activity, Reaper, SessionEnd};
+use crate::idle::{Activity, Reaper};
 use crate::listen::{Acceptor, Limits};
 use crate::message::{Kind, Message};
 use crate::process::Signals;
 use crate::tap::{Tap, TapHandle, new_conn_id};
+use crate::tape::close::{Close, CloseReason, CloseStatus};
+use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::{Direction, ServerTape, TapeWriter};
 use crate::upstream::http::{Answer, Remote, error_for};
 use crate::upstream::pick::Picker;
@@ -127,7 +129,7 @@ impl State {
                             recording.redactor.clone(),
                         );
                         tap.handle()
-                            .lifecycle("$transport/start", json!({"url": url, "front": "http"}));
+                            .lifecycle(LifecycleKind::Start, json!({"url": url, "front": "http"}));
                         Some(tap)
                     }
                     None => None,
@@ -164,11 +166,11 @@ impl State {
     /// Ends the sessions idle for longer than `limit`.
     fn expire_idle(&self, limit: std::time::Duration) {
         for id in crate::idle::expired(&self.sessions, limit, |s: &Session| &s.activity) {
-            self.end_session(&id, SessionEnd::Idle(limit));
+            self.end_session(&id, CloseReason::SessionIdle(limit));
         }
     }
 
-    fn end_session(&self, id: &str, why: SessionEnd) {
+    fn end_session(&self, id: &str, why: CloseReason) {
         let Some(session) = self.sessions.lock().ok().and_then(|mut s| s.remove(id)) else {
             return;
         };
@@ -186,8 +188,7 @@ impl State {
             tokio::spawn(async move { remote.end().await });
         }
         if let Some(tap) = session.tap.take() {
-            tap.handle()
-                .lifecycle("$transport/close", json!({"reason": why.to_string()}));
+            tap.handle().close(&Close::new(why, CloseStatus::Unknown));
             if let Some(e) = tap.finish().error {
                 self.tape_failed(&e);
             }
@@ -262,7 +263,7 @@ async fn handle(
             return Ok(Rejection::NoSession.response());
         }
         if let Some(id) = &session_id {
-            state.end_session(id, SessionEnd::Ended);
+            state.end_session(id, CloseReason::SessionEnded);
         }
         return Ok(full(StatusCode::OK, ""));
     }
@@ -345,7 +346,7 @@ async fn handle(
         // A session the upstream never accepted, or has forgotten, is over here too.
         let drop_session = |status: Option<u16>| {
             if msg.method() == Some("initialize") || status == Some(404) {
-                state.end_session(&id, SessionEnd::Ended);
+                state.end_session(&id, CloseReason::SessionEnded);
             }
         };
         let mut events = Vec::new();
@@ -416,7 +417,7 @@ async fn handle(
                         r = reading => r,
                         () = gone => {
                             if let Some(tap) = &tap2 {
-                                tap.lifecycle("$http/cancelled", json!({"reason": "the client closed its stream"}));
+                                tap.lifecycle(LifecycleKind::HttpCancelled, json!({"reason": "the client closed its stream"}));
                             }
                             return;
                         }
@@ -513,7 +514,7 @@ pub async fn serve(
         .map(|s| s.keys().cloned().collect())
         .unwrap_or_default();
     for id in ids {
-        state.end_session(&id, SessionEnd::Ended);
+        state.end_session(&id, CloseReason::SessionEnded);
     }
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
     let tape_errors = state

@@ -1,5 +1,5 @@
-//! Idle HTTP sessions: when a session of the front counts as abandoned, and why a
-//! session ended.
+//! Idle HTTP sessions: when a session of the front counts as abandoned. Its close
+//! reason is [`crate::tape::CloseReason::SessionIdle`].
 //!
 //! A session is idle while no request of it is being handled and none of its answer
 //! streams is open; its idle time starts when the last of those ended. A session idle
@@ -99,28 +99,6 @@ pub fn expired<T>(
     ids
 }
 
-/// Why a session of the front ended: the reason of its `$transport/close`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionEnd {
-    /// The client deleted it, the upstream refused or forgot it, or the front stopped.
-    Ended,
-    /// No request for longer than `--session-idle`.
-    Idle(Duration),
-}
-
-impl std::fmt::Display for SessionEnd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SessionEnd::Ended => f.write_str("session ended"),
-            SessionEnd::Idle(limit) => write!(
-                f,
-                "session idle for more than {} (--session-idle)",
-                humantime::format_duration(*limit)
-            ),
-        }
-    }
-}
-
 /// The clock of the idle check: ticks a few times per `--session-idle`, or never.
 pub struct Reaper {
     interval: Option<Interval>,
@@ -168,14 +146,5 @@ mod tests {
             "idle time starts when the stream closed"
         );
         assert!(activity.idle_past(later(61), limit));
-    }
-
-    #[test]
-    fn the_close_reason_names_the_limit() {
-        assert_eq!(
-            SessionEnd::Idle(Duration::from_secs(600)).to_string(),
-            "session idle for more than 10m (--session-idle)"
-        );
-        assert_eq!(SessionEnd::Ended.to_string(), "session ended");
     }
 }

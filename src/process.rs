@@ -147,21 +147,6 @@ pub fn exit_code(status: ExitStatus) -> u8 {
     }
 }
 
-/// The close facts of an exit status, as a lifecycle entry's params.
-pub fn status_json(status: ExitStatus) -> serde_json::Value {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => serde_json::json!({ "exitCode": code }),
-        (None, Some(sig)) => {
-            let name = Signal::try_from(sig)
-                .map(|s| s.as_str())
-                .unwrap_or("unknown");
-            serde_json::json!({ "signal": sig, "signalName": name })
-        }
-        (None, None) => serde_json::json!({}),
-    }
-}
-
 /// The signals a proxy passes on to its server: SIGTERM, SIGHUP, and SIGINT (the server
 /// runs in its own process group, so a terminal's Ctrl-C does not reach it directly).
 pub struct Signals {

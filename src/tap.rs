@@ -27,7 +27,9 @@ use crate::framing;
 use crate::message::{Shape, shape};
 use crate::redact::Redactor;
 use crate::tape::TapeWriter;
+use crate::tape::close::Close;
 use crate::tape::format::{self, Direction, Meta};
+use crate::tape::lifecycle::LifecycleKind;
 
 /// How many bytes of an over-long line are kept in its `$transport/oversize` entry.
 pub const OVERSIZE_PREFIX_BYTES: usize = 1024;
@@ -42,7 +44,7 @@ enum Event {
     },
     Lifecycle {
         ts: SystemTime,
-        method: &'static str,
+        kind: LifecycleKind,
         params: serde_json::Value,
     },
     Finish,
@@ -186,7 +188,7 @@ impl TapHandle {
     /// Records a forwarded line that was longer than the framing maximum.
     pub fn oversize(&self, dir: Direction, len: usize, prefix: &[u8]) {
         self.lifecycle(
-            "$transport/oversize",
+            LifecycleKind::Oversize,
             json!({
                 "dir": dir.as_str(),
                 "bytes": len,
@@ -195,13 +197,18 @@ impl TapHandle {
         );
     }
 
-    /// Records a lifecycle event (`$transport/start`, `$transport/close`, …).
-    pub fn lifecycle(&self, method: &'static str, params: serde_json::Value) {
+    /// Records a lifecycle event (`$transport/start`, `$http/status`, …).
+    pub fn lifecycle(&self, kind: LifecycleKind, params: serde_json::Value) {
         let _ = self.tx.send(Event::Lifecycle {
             ts: SystemTime::now(),
-            method,
+            kind,
             params,
         });
+    }
+
+    /// Records the end of the connection: the one writer of `$transport/close`.
+    pub fn close(&self, close: &Close) {
+        self.lifecycle(LifecycleKind::Close, close.params());
     }
 }
 
@@ -260,7 +267,7 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
             if let Err(e) = writer.append(&line) {
                 if let TapeError::Full { max, .. } = &e {
                     let cut = format::encode_lifecycle(
-                        "$tape/truncated",
+                        LifecycleKind::Truncated.as_str(),
                         &json!({"maxBytes": max}),
                         &entries.meta(Direction::Lifecycle, SystemTime::now(), None),
                     );
@@ -305,9 +312,14 @@ impl Entries {
         }
     }
 
-    fn lifecycle(&self, method: &str, params: &serde_json::Value, ts: SystemTime) -> Vec<u8> {
+    fn lifecycle(
+        &self,
+        kind: &LifecycleKind,
+        params: &serde_json::Value,
+        ts: SystemTime,
+    ) -> Vec<u8> {
         let mut params = params.clone();
-        if method == "$transport/start" {
+        if *kind == LifecycleKind::Start {
             if self.redactor.is_off() {
                 params["redaction"] = json!("off");
             } else if let Some(argv) = params["command"].as_array() {
@@ -318,7 +330,8 @@ impl Entries {
                 params["command"] = json!(self.redactor.argv(&argv));
             }
         }
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        let message =
+            json!({"jsonrpc": "2.0", "method": kind.as_str(), "params": params}).to_string();
         self.line(
             message.as_bytes(),
             &self.meta(Direction::Lifecycle, ts, None),
@@ -329,14 +342,14 @@ impl Entries {
 fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
     let invalid = |dir: Direction, ts, text: &[u8]| {
         entries.lifecycle(
-            "$transport/invalid",
+            &LifecycleKind::Invalid,
             &json!({"dir": dir.as_str(), "text": String::from_utf8_lossy(text)}),
             ts,
         )
     };
     match event {
         Event::Finish => Vec::new(),
-        Event::Lifecycle { ts, method, params } => vec![entries.lifecycle(method, &params, ts)],
+        Event::Lifecycle { ts, kind, params } => vec![entries.lifecycle(&kind, &params, ts)],
         Event::Line { dir, ts, bytes, .. } => {
             let text = framing::content(&bytes);
             if text.trim_ascii().is_empty() {

@@ -18,6 +18,7 @@ use crate::framing::MAX_LINE_BYTES;
 use crate::mode::{self, ENV_HOME, Mode};
 use crate::report;
 use crate::tap::{Tap, new_conn_id};
+use crate::tape::close::CloseReason;
 use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::pick::Picker;
 
@@ -222,10 +223,10 @@ impl Conversation<'_> {
             };
             let outcome = tokio::time::timeout(timeout, talk(&mut session)).await;
             let (code, reason) = match outcome {
-                Ok(Ok(code)) => (code, "client done"),
+                Ok(Ok(code)) => (code, CloseReason::ClientDone),
                 Ok(Err(e)) => {
                     crate::term::eprintln_escaped!("error: {}", crate::error::chain(&e));
-                    (e.exit_code(), "client failed")
+                    (e.exit_code(), CloseReason::ClientFailed)
                 }
                 Err(_) => {
                     crate::term::eprintln_escaped!(
@@ -233,7 +234,7 @@ impl Conversation<'_> {
                         self.server,
                         self.timeout
                     );
-                    (EXIT_TIMEOUT, "timeout")
+                    (EXIT_TIMEOUT, CloseReason::ClientTimeout)
                 }
             };
             let closed = session.close(reason).await?;

@@ -15,7 +15,7 @@ use crate::cli;
 use crate::error::{Error, Result};
 use crate::message::Kind;
 use crate::mode::{self};
-use crate::tape::{Connection, Direction, Entry, Tape};
+use crate::tape::{Connection, Direction, Entry, LifecycleKind, Tape};
 
 /// Width used when stdout is not a terminal and `COLUMNS` is not set.
 const DEFAULT_WIDTH: usize = 120;
@@ -175,8 +175,8 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
     let id = e.message.id().unwrap_or("null");
     let body = match (e.meta.dir, e.message.kind()) {
         (Direction::Lifecycle, _) => {
-            let event = method.strip_prefix("$transport/").unwrap_or(method);
-            format!("{event} {}", compact(&v["params"]))
+            let event = LifecycleKind::parse(method);
+            format!("{} {}", event.label(), compact(&v["params"]))
         }
         (dir, Kind::Request) => {
             if let Some(t) = ts(e) {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::TapeError;
 use crate::tape::format::Direction;
 use crate::tape::group::{Grouper, Span};
+use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::lines::{Class, LineReader};
 use crate::tape::torn::{self, TornLine};
 
@@ -61,13 +62,13 @@ impl Census {
                 Class::Bad(reason) => return Err(reader.bad(read.number, reason)),
                 Class::Entry { meta, .. } => {
                     let event = (meta.dir == Direction::Lifecycle)
-                        .then(|| lifecycle_method(&line))
+                        .then(|| LifecycleKind::of_line(&line))
                         .flatten();
                     grouper.add(
                         read.number,
                         &meta.server,
                         meta.conn.as_deref(),
-                        event.as_deref(),
+                        event.as_ref(),
                     );
                     census.entries += 1;
                     if !census.servers.contains(&meta.server) {
@@ -93,13 +94,6 @@ impl Census {
         }
         Ok(census)
     }
-}
-
-/// The `method` of a lifecycle entry's line (valid JSON, checked by the caller).
-pub fn lifecycle_method(line: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(line).ok()?;
-    let raw = crate::message::raw_member(text, &["method"])?;
-    serde_json::from_str(raw).ok()
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+use crate::tape::lifecycle::LifecycleKind;
+
 /// What is known of one connection without its entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
@@ -35,14 +37,14 @@ pub struct Grouper {
 }
 
 impl Grouper {
-    /// Adds the entry at `line`; `event` is its `$…` method when it is a lifecycle
-    /// entry. Returns the index of its connection (a new one is the next index).
+    /// Adds the entry at `line`; `event` is its kind when it is a lifecycle entry
+    /// ([`LifecycleKind::of`], [`LifecycleKind::of_line`]). Returns the index of its connection (a new one is the next index).
     pub fn add(
         &mut self,
         line: usize,
         server: &str,
         conn: Option<&str>,
-        event: Option<&str>,
+        event: Option<&LifecycleKind>,
     ) -> usize {
         let slot = match conn {
             Some(conn) => match self.by_conn.get(conn) {
@@ -54,7 +56,7 @@ impl Grouper {
                 }
             },
             None => {
-                let starts = event == Some("$transport/start");
+                let starts = event == Some(&LifecycleKind::Start);
                 match self.open.get(server) {
                     Some(&slot) if !starts => slot,
                     _ => {
@@ -71,7 +73,7 @@ impl Grouper {
         let span = &mut self.spans[slot];
         span.last_line = line;
         span.entries += 1;
-        if event == Some("$transport/close") {
+        if event == Some(&LifecycleKind::Close) {
             span.closed_at.get_or_insert(line);
             if conn.is_none() {
                 self.open.remove(server);

@@ -1,22 +1,116 @@
 //! Lifecycle entries read as typed values: what a `$…` notification on a tape says.
 //!
 //! Writers put these on tapes (`$transport/start`, `$transport/close`, `$tape/truncated`,
-//! …); readers do not compare their methods, close reasons or exit statuses as strings:
-//! they read a [`Lifecycle`] here, once. Unknown events and reasons are kept, never
-//! refused (a newer mcptape or mcporter may write more), and a close status no process
-//! can have (`"exitCode": 256`, `-1`, `1.5`, `"0"`, a signal out of range, both a code and
-//! a signal) is [`CloseStatus::Invalid`]: a failure, never a success.
+//! …) through a [`LifecycleKind`], and readers read one here, once: nobody compares a
+//! `$…` method as a string. Unknown events are kept as [`LifecycleKind::Other`], never
+//! refused or dropped (a newer mcptape or mcporter may write more). What a close entry
+//! says (reason, exit status) is read and written in [`crate::tape::close`].
 
-use serde_json::Value;
-
+use crate::tape::close::Close;
 use crate::tape::{Direction, Entry};
 
-/// The method of the entry that opens a connection.
-pub const START: &str = "$transport/start";
-/// The method of the entry that ends a connection.
-pub const CLOSE: &str = "$transport/close";
-/// The method of the entry written when a tape reached its size limit.
-pub const TRUNCATED: &str = "$tape/truncated";
+/// The method of a lifecycle entry: the `$…` events mcptape knows, and any other.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LifecycleKind {
+    /// `$transport/start`: a connection opens.
+    Start,
+    /// `$transport/close`: the connection ended.
+    Close,
+    /// `$transport/invalid`: a line that was not a JSON-RPC message, its text kept.
+    Invalid,
+    /// `$transport/oversize`: a line over `--max-line-bytes`, its length and a prefix.
+    Oversize,
+    /// `$tape/truncated`: the tape reached its size limit; nothing after it was recorded.
+    Truncated,
+    /// `$http/session`: the server gave or changed the session id.
+    HttpSession,
+    /// `$http/status`: an HTTP answer other than 200/202.
+    HttpStatus,
+    /// `$http/error`: the server could not be reached, a stream was cut, an answer too big.
+    HttpError,
+    /// `$http/stream`: an SSE stream opened or closed.
+    HttpStream,
+    /// `$http/resume`: an SSE stream is resumed with `Last-Event-ID`.
+    HttpResume,
+    /// `$http/cancelled`: a client of the HTTP front closed its stream mid-answer.
+    HttpCancelled,
+    /// Any other method (`$note`, a newer writer's events), kept as written.
+    Other(String),
+}
+
+/// Every known kind, for reading a method back: [`LifecycleKind::as_str`] is the one
+/// spelling of each.
+const KNOWN: [LifecycleKind; 11] = [
+    LifecycleKind::Start,
+    LifecycleKind::Close,
+    LifecycleKind::Invalid,
+    LifecycleKind::Oversize,
+    LifecycleKind::Truncated,
+    LifecycleKind::HttpSession,
+    LifecycleKind::HttpStatus,
+    LifecycleKind::HttpError,
+    LifecycleKind::HttpStream,
+    LifecycleKind::HttpResume,
+    LifecycleKind::HttpCancelled,
+];
+
+impl LifecycleKind {
+    /// The method written on the tape.
+    pub fn as_str(&self) -> &str {
+        match self {
+            LifecycleKind::Start => "$transport/start",
+            LifecycleKind::Close => "$transport/close",
+            LifecycleKind::Invalid => "$transport/invalid",
+            LifecycleKind::Oversize => "$transport/oversize",
+            LifecycleKind::Truncated => "$tape/truncated",
+            LifecycleKind::HttpSession => "$http/session",
+            LifecycleKind::HttpStatus => "$http/status",
+            LifecycleKind::HttpError => "$http/error",
+            LifecycleKind::HttpStream => "$http/stream",
+            LifecycleKind::HttpResume => "$http/resume",
+            LifecycleKind::HttpCancelled => "$http/cancelled",
+            LifecycleKind::Other(method) => method,
+        }
+    }
+
+    /// Reads a lifecycle entry's method; an unknown one is [`LifecycleKind::Other`].
+    pub fn parse(method: &str) -> LifecycleKind {
+        KNOWN
+            .into_iter()
+            .find(|k| k.as_str() == method)
+            .unwrap_or_else(|| LifecycleKind::Other(method.to_owned()))
+    }
+
+    /// The kind of a lifecycle entry; `None` for a message (or a lifecycle entry with no
+    /// `method`).
+    pub fn of(entry: &Entry) -> Option<LifecycleKind> {
+        (entry.meta.dir == Direction::Lifecycle)
+            .then(|| entry.message.method().map(LifecycleKind::parse))
+            .flatten()
+    }
+
+    /// The kind read from a lifecycle entry's raw line (valid JSON, checked by the
+    /// caller), without parsing the rest of it: for the streaming readers.
+    pub fn of_line(line: &[u8]) -> Option<LifecycleKind> {
+        let text = std::str::from_utf8(line).ok()?;
+        let raw = crate::message::raw_member(text, &["method"])?;
+        let method: String = serde_json::from_str(raw).ok()?;
+        Some(LifecycleKind::parse(&method))
+    }
+
+    /// A short name for people: `start`, `close`, `invalid`, `oversize` for the
+    /// `$transport/…` events, the whole method for the others.
+    pub fn label(&self) -> &str {
+        let method = self.as_str();
+        method.strip_prefix("$transport/").unwrap_or(method)
+    }
+}
+
+impl std::fmt::Display for LifecycleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One lifecycle entry, typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,169 +121,63 @@ pub enum Lifecycle {
     Close(Close),
     /// `$tape/truncated`: the tape reached its size limit; nothing after it was recorded.
     Truncated,
-    /// Any other `$…` event (`$transport/invalid`, `$note`, `$http/…`).
-    Other,
+    /// Any other event (`$transport/invalid`, `$note`, `$http/…`), kept.
+    Other(LifecycleKind),
 }
 
 impl Lifecycle {
     /// The typed event of a lifecycle entry; `None` for a message.
     pub fn of(entry: &Entry) -> Option<Lifecycle> {
-        if entry.meta.dir != Direction::Lifecycle {
-            return None;
-        }
-        Some(match entry.message.method() {
-            Some(START) => Lifecycle::Start,
-            Some(CLOSE) => Lifecycle::Close(Close::from_params(&entry.message.value()["params"])),
-            Some(TRUNCATED) => Lifecycle::Truncated,
-            _ => Lifecycle::Other,
-        })
-    }
-}
-
-/// Why a connection ended, as the recorder saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CloseReason {
-    /// The server ended the connection itself (it exited or crashed).
-    ServerExited,
-    /// The client closed the server's stdin (the MCP way to end a stdio session).
-    ClientClosedStdin,
-    /// The client stopped reading the server's output.
-    ClientStoppedReading,
-    /// An HTTP session ended.
-    SessionEnded,
-    /// Anything else (a signal's name, `call`'s `client done`, a newer writer's words).
-    Other(String),
-}
-
-impl CloseReason {
-    /// The words written in `params.reason`.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CloseReason::ServerExited => "server exited",
-            CloseReason::ClientClosedStdin => "client closed stdin",
-            CloseReason::ClientStoppedReading => "client stopped reading",
-            CloseReason::SessionEnded => "session ended",
-            CloseReason::Other(words) => words,
-        }
-    }
-
-    /// Reads `params.reason`.
-    pub fn parse(words: &str) -> CloseReason {
-        [
-            CloseReason::ServerExited,
-            CloseReason::ClientClosedStdin,
-            CloseReason::ClientStoppedReading,
-            CloseReason::SessionEnded,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == words)
-        .unwrap_or_else(|| CloseReason::Other(words.to_owned()))
-    }
-}
-
-/// The exit status a close entry records.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CloseStatus {
-    /// None recorded (an HTTP session, mcporter's tapes).
-    Unknown,
-    /// The process exited with this code.
-    Exited(u8),
-    /// The process was killed by this signal (1–127).
-    Signaled(u8),
-    /// A status no process can have, as recorded: a failure.
-    Invalid(String),
-}
-
-impl CloseStatus {
-    /// Reads `params.exitCode` and `params.signal` (a `null` counts as absent).
-    pub fn from_params(params: &Value) -> CloseStatus {
-        let get = |key| params.get(key).filter(|v| !v.is_null());
-        match (get("exitCode"), get("signal")) {
-            (None, None) => CloseStatus::Unknown,
-            (Some(code), None) => match code.as_u64().and_then(|c| u8::try_from(c).ok()) {
-                Some(c) => CloseStatus::Exited(c),
-                None => CloseStatus::Invalid(format!("exitCode {code}")),
-            },
-            (None, Some(sig)) => match sig.as_u64().filter(|s| (1..=127).contains(s)) {
-                Some(s) => CloseStatus::Signaled(s as u8),
-                None => CloseStatus::Invalid(format!("signal {sig}")),
-            },
-            (Some(code), Some(sig)) => {
-                CloseStatus::Invalid(format!("both exitCode {code} and signal {sig}"))
+        Some(match LifecycleKind::of(entry)? {
+            LifecycleKind::Start => Lifecycle::Start,
+            LifecycleKind::Close => {
+                Lifecycle::Close(Close::from_params(&entry.message.value()["params"]))
             }
-        }
-    }
-
-    /// The exit status a wrapper passes on: the code, 128+N for signal N, and 1 (a
-    /// failure) when the status is unknown or invalid.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CloseStatus::Exited(code) => *code,
-            CloseStatus::Signaled(sig) => 128 + sig,
-            CloseStatus::Unknown | CloseStatus::Invalid(_) => 1,
-        }
-    }
-}
-
-/// The params of a `$transport/close` entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Close {
-    /// `params.reason`, when there is one (a failed start records `error` instead).
-    pub reason: Option<CloseReason>,
-    /// `params.exitCode` / `params.signal`.
-    pub status: CloseStatus,
-}
-
-impl Close {
-    /// Reads a close entry's `params`.
-    pub fn from_params(params: &Value) -> Close {
-        Close {
-            reason: params["reason"].as_str().map(CloseReason::parse),
-            status: CloseStatus::from_params(params),
-        }
+            LifecycleKind::Truncated => Lifecycle::Truncated,
+            other => Lifecycle::Other(other),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
-    fn statuses_are_typed_and_out_of_range_ones_fail() {
-        let status = |p: Value| CloseStatus::from_params(&p);
-        assert_eq!(status(json!({"exitCode": 0})), CloseStatus::Exited(0));
-        assert_eq!(status(json!({"exitCode": 255})).exit_code(), 255);
-        assert_eq!(status(json!({"signal": 9})).exit_code(), 137);
-        assert_eq!(status(json!({"exitCode": null})), CloseStatus::Unknown);
-        for bad in [
-            json!({"exitCode": 256}),
-            json!({"exitCode": -1}),
-            json!({"exitCode": 1.5}),
-            json!({"exitCode": "0"}),
-            json!({"signal": 0}),
-            json!({"signal": 128}),
-            json!({"exitCode": 0, "signal": 9}),
-        ] {
-            let s = status(bad.clone());
-            assert!(matches!(s, CloseStatus::Invalid(_)), "{bad}: {s:?}");
-            assert_eq!(s.exit_code(), 1, "{bad}");
+    fn every_kind_reads_back_as_itself_and_unknown_ones_are_kept() {
+        for kind in KNOWN {
+            assert_eq!(LifecycleKind::parse(kind.as_str()), kind);
         }
+        for method in ["$note", "$transport/Start", "$http/new", ""] {
+            let kind = LifecycleKind::parse(method);
+            assert_eq!(kind, LifecycleKind::Other(method.to_owned()));
+            assert_eq!(kind.as_str(), method, "written back unchanged");
+        }
+        assert_eq!(LifecycleKind::Start.label(), "start");
+        assert_eq!(LifecycleKind::Truncated.label(), "$tape/truncated");
     }
 
     #[test]
-    fn reasons_are_read_once() {
-        let close = Close::from_params(&json!({"exitCode": 3, "reason": "server exited"}));
-        assert_eq!(close.reason, Some(CloseReason::ServerExited));
-        assert_eq!(close.status, CloseStatus::Exited(3));
-        for r in ["client closed stdin", "session ended", "SIGTERM"] {
-            assert_eq!(CloseReason::parse(r).as_str(), r);
+    fn the_streaming_reader_and_the_entry_reader_agree() {
+        let line = |method: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"{method}","params":{{}},"_meta":{{"dir":"lifecycle","server":"s"}}}}"#
+            )
+        };
+        for method in ["$transport/close", "$tape/truncated", "$note"] {
+            let text = line(method);
+            let tape = crate::tape::Tape::parse(std::path::Path::new("t.ndjson"), text.as_bytes())
+                .expect("a valid line");
+            let entry = &tape.entries[0];
+            assert_eq!(
+                LifecycleKind::of_line(text.as_bytes()),
+                LifecycleKind::of(entry),
+                "{method}"
+            );
+            assert_eq!(
+                LifecycleKind::of(entry).map(|k| k.as_str().to_owned()),
+                Some(method.to_owned())
+            );
         }
-        assert_eq!(
-            CloseReason::parse("Server Exited"),
-            CloseReason::Other("Server Exited".into())
-        );
-        assert_eq!(Close::from_params(&json!({"error": "x"})).reason, None);
     }
 }

@@ -6,7 +6,8 @@
 //! - [`store`]: session names ⇄ paths under `$MCPTAPE_HOME/recordings`, permissions, `.prev`.
 //! - [`safety`]: what is never written: through a symlink, or into a directory others can
 //!   write to (unless sticky and the file is ours).
-//! - [`lifecycle`]: `$…` entries read as typed values (close reasons and exit statuses).
+//! - [`lifecycle`]: `$…` entries read as typed values: the one reader of their methods.
+//! - [`close`]: a `$transport/close` entry's reason and exit status, read and written.
 //! - [`lines`]: reads a tape's file line by line; what one line is (entry, torn, broken).
 //! - [`torn`]: torn lines (a writer killed mid-write) and the connections they may belong to.
 //! - [`group`]: the rule that groups entries into connections, one entry at a time.
@@ -17,6 +18,7 @@
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
 
 pub mod census;
+pub mod close;
 pub mod format;
 pub mod group;
 pub mod lifecycle;
@@ -29,7 +31,9 @@ pub mod torn;
 pub mod writer;
 
 pub use census::Census;
+pub use close::{Close, CloseReason, CloseStatus};
 pub use format::{Direction, Meta};
+pub use lifecycle::{Lifecycle, LifecycleKind};
 pub use reader::{Connection, Entry, Tape};
 pub use served::ServerTape;
 pub use writer::TapeWriter;

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
 use crate::message::Message;
-use crate::tape::format::{Cut, Direction, Meta};
+use crate::tape::format::{Cut, Meta};
 use crate::tape::group::Grouper;
+use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::lines::{self, Class};
 use crate::tape::torn::{self, TornLine};
 
@@ -29,15 +30,6 @@ pub struct Entry {
     pub meta: Meta,
     /// The message, exactly as it crossed the wire.
     pub message: Message,
-}
-
-impl Entry {
-    /// For a lifecycle entry, its `$…` method.
-    pub fn lifecycle_event(&self) -> Option<&str> {
-        (self.meta.dir == Direction::Lifecycle)
-            .then(|| self.message.method())
-            .flatten()
-    }
 }
 
 /// One client↔server conversation within a tape.
@@ -166,7 +158,7 @@ impl Tape {
                     e.line,
                     &e.meta.server,
                     e.meta.conn.as_deref(),
-                    e.lifecycle_event(),
+                    LifecycleKind::of(e).as_ref(),
                 );
             }
             tape.torn = torn::resolve(torn, grouper.spans());
@@ -184,7 +176,7 @@ impl Tape {
                 entry.line,
                 &entry.meta.server,
                 entry.meta.conn.as_deref(),
-                entry.lifecycle_event(),
+                LifecycleKind::of(entry).as_ref(),
             );
             if slot == out.len() {
                 let span = &grouper.spans()[slot];

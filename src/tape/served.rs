@@ -17,9 +17,9 @@ use bytes::Bytes;
 
 use crate::error::TapeError;
 use crate::message::{Kind, Message};
-use crate::tape::census::lifecycle_method;
 use crate::tape::format::{self, Cut, Direction};
 use crate::tape::group::Grouper;
+use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::lines::{Class, LineReader};
 use crate::tape::reader::{Connection, Entry, Tape};
 use crate::tape::torn;
@@ -94,13 +94,13 @@ impl ServerTape {
                 Class::Bad(reason) => return Err(reader.bad(read.number, reason)),
             };
             let event = (meta.dir == Direction::Lifecycle)
-                .then(|| lifecycle_method(&buf[start..]))
+                .then(|| LifecycleKind::of_line(&buf[start..]))
                 .flatten();
             let group = grouper.add(
                 read.number,
                 &meta.server,
                 meta.conn.as_deref(),
-                event.as_deref(),
+                event.as_ref(),
             );
             if !servers.contains(&meta.server) {
                 servers.insert(meta.server.clone());

@@ -25,7 +25,8 @@ use crate::process::{self, SIGTERM_GRACE, Signals};
 use crate::stdio;
 use crate::tap::{LongLine, MAX_QUEUED_BYTES, TapHandle};
 use crate::tape::Direction;
-use crate::tape::lifecycle::CloseReason;
+use crate::tape::close::{Close, CloseReason, CloseStatus};
+use crate::tape::lifecycle::LifecycleKind;
 
 /// Read buffer size for each direction.
 pub const READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -160,24 +161,29 @@ where
 
 /// Runs the server and relays until it is gone; returns the exit code to pass on.
 pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> Result<u8> {
-    let lifecycle = |method, params| {
+    let lifecycle = |kind, params| {
         if let Some(tap) = &tap {
-            tap.lifecycle(method, params);
+            tap.lifecycle(kind, params);
+        }
+    };
+    let close = |close: Close| {
+        if let Some(tap) = &tap {
+            tap.close(&close);
         }
     };
     let mut server = match process::spawn_server(argv, &[], None) {
         Ok(server) => server,
         Err(e) => {
-            lifecycle("$transport/start", json!({"command": argv}));
-            lifecycle(
-                "$transport/close",
-                json!({"error": crate::error::chain(&e)}),
-            );
+            lifecycle(LifecycleKind::Start, json!({"command": argv}));
+            close(Close::new(
+                CloseReason::StartFailed(crate::error::chain(&e)),
+                CloseStatus::Unknown,
+            ));
             return Err(e.into());
         }
     };
     lifecycle(
-        "$transport/start",
+        LifecycleKind::Start,
         json!({"command": argv, "pid": server.pid}),
     );
 
@@ -212,7 +218,7 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
         tokio::select! {
             biased;
             sig = signals.recv() => {
-                reason = CloseReason::Other(sig.as_str().to_owned());
+                reason = CloseReason::Signal(sig);
                 server.signal(sig);
                 kill_at.get_or_insert(tokio::time::Instant::now() + SIGTERM_GRACE);
             }
@@ -266,9 +272,7 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
     }
     down.abort();
     up.abort();
-    let mut close = process::status_json(status);
-    close["reason"] = json!(reason.as_str());
-    lifecycle("$transport/close", close);
+    close(Close::new(reason, CloseStatus::of(status)));
     Ok(process::exit_code(status))
 }
 

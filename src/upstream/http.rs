@@ -39,6 +39,7 @@ use crate::process::Signals;
 use crate::stdio;
 use crate::tap::TapHandle;
 use crate::tape::Direction;
+use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::child::READ_BUFFER_BYTES;
 pub use crate::upstream::sse::{Resumption, Sse};
 
@@ -91,8 +92,8 @@ pub enum Answer {
     Messages(reqwest::Response),
 }
 
-/// An HTTP-level fact for the tape: a lifecycle method and its params.
-pub type Event = (&'static str, serde_json::Value);
+/// An HTTP-level fact for the tape: a lifecycle event and its params.
+pub type Event = (LifecycleKind, serde_json::Value);
 
 impl Remote {
     /// A remote server at `url`; every request carries `headers`. The HTTP client is
@@ -244,7 +245,10 @@ impl Remote {
                     self.url,
                     crate::error::chain(&e)
                 );
-                event(("$http/error", json!({"url": self.url, "error": why})));
+                event((
+                    LifecycleKind::HttpError,
+                    json!({"url": self.url, "error": why}),
+                ));
                 return Err(why);
             }
         };
@@ -257,7 +261,7 @@ impl Remote {
             && known.as_deref() != Some(id)
         {
             *known = Some(id.to_owned());
-            event(("$http/session", json!({"sessionId": id})));
+            event((LifecycleKind::HttpSession, json!({"sessionId": id})));
         }
         if status.as_u16() == 202 {
             return Ok(Answer::Accepted);
@@ -266,7 +270,7 @@ impl Remote {
             let body = resp.bytes().await.unwrap_or_default();
             let body = body.slice(..body.len().min(1024));
             event((
-                "$http/status",
+                LifecycleKind::HttpStatus,
                 json!({"status": status.as_u16(), "body": String::from_utf8_lossy(&body)}),
             ));
             return Ok(Answer::Failed {
@@ -299,11 +303,14 @@ impl Remote {
                 "the answer from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
                 self.url
             );
-            event(("$http/error", json!({"url": self.url, "error": why})));
+            event((
+                LifecycleKind::HttpError,
+                json!({"url": self.url, "error": why}),
+            ));
             return Err(why);
         }
         if kind.starts_with("text/event-stream") {
-            event(("$http/stream", json!({"state": "open"})));
+            event((LifecycleKind::HttpStream, json!({"state": "open"})));
             let mut events = Sse::default();
             let mut stream = resp.bytes_stream();
             while let Some(chunk) = stream.next().await {
@@ -312,12 +319,15 @@ impl Remote {
                         "an event from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
                         self.url
                     );
-                    event(("$http/error", json!({"url": self.url, "error": why})));
+                    event((
+                        LifecycleKind::HttpError,
+                        json!({"url": self.url, "error": why}),
+                    ));
                     return Err(why);
                 }
                 let Ok(chunk) = chunk else {
                     event((
-                        "$http/error",
+                        LifecycleKind::HttpError,
                         json!({"url": self.url, "error": "the event stream was cut"}),
                     ));
                     return match events.resumption() {
@@ -330,7 +340,7 @@ impl Remote {
                     message(&data);
                 }
             }
-            event(("$http/stream", json!({"state": "closed"})));
+            event((LifecycleKind::HttpStream, json!({"state": "closed"})));
             return Ok(events.resumption());
         }
         let mut body = BytesMut::new();
@@ -342,7 +352,10 @@ impl Remote {
                         "the answer from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
                         self.url
                     );
-                    event(("$http/error", json!({"url": self.url, "error": why})));
+                    event((
+                        LifecycleKind::HttpError,
+                        json!({"url": self.url, "error": why}),
+                    ));
                     return Err(why);
                 }
                 Ok(c) => body.extend_from_slice(&c),
@@ -391,7 +404,7 @@ impl Remote {
             .header("Accept", "text/event-stream");
         if let Some(from) = from {
             tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
-            event(("$http/resume", json!({"lastEventId": from.id})));
+            event((LifecycleKind::HttpResume, json!({"lastEventId": from.id})));
             req = req.header("Last-Event-ID", &from.id);
         }
         let resp = self.common_headers(req).send().await.ok()?;

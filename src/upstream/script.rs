@@ -15,7 +15,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::message::{self, Kind, Message};
-use crate::tape::lifecycle::{Close, CloseReason, CloseStatus, Lifecycle};
+use crate::tape::close::{Close, CloseReason, CloseStatus};
+use crate::tape::lifecycle::Lifecycle;
 use crate::tape::{Connection, Direction, Tape};
 
 /// Recorded answers paired with recorded requests, by step index.

@@ -9,6 +9,7 @@ mod deep;
 mod files;
 mod http;
 mod http_limits;
+mod lifecycle;
 mod meta;
 mod record;
 mod redact;

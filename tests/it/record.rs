@@ -3,6 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use mcptape::tape::LifecycleKind;
 use serde_json::Value;
 
 use crate::support::*;
@@ -267,10 +268,10 @@ fn eight_proxies_share_one_tape_without_interleaving() {
         let entries: Vec<_> = conn.entries.iter().map(|&i| &loaded.entries[i]).collect();
         // start, then initialize and its answer, the calls in order, then close.
         assert_eq!(entries.len(), 2 + 2 * (CALLS + 1), "{}", conn.id);
-        assert_eq!(entries[0].lifecycle_event(), Some("$transport/start"));
+        assert_eq!(LifecycleKind::of(entries[0]), Some(LifecycleKind::Start));
         assert_eq!(
-            entries.last().and_then(|e| e.lifecycle_event()),
-            Some("$transport/close")
+            entries.last().and_then(|e| LifecycleKind::of(e)),
+            Some(LifecycleKind::Close)
         );
         let ids = |dir: &str| -> Vec<String> {
             entries

@@ -3,6 +3,7 @@
 //! is written to the client and tapped after it is written.
 
 use super::*;
+use crate::tape::close::{Close, CloseReason, CloseStatus};
 
 /// What the stdio front's writer gets, in order: lines for the client (tapped once
 /// written) and HTTP facts for the tape (so the tape keeps the order they happened in).
@@ -56,7 +57,7 @@ pub async fn relay(
         out: out_tx,
     });
     if let Some(tap) = &tap {
-        tap.lifecycle("$transport/start", json!({"url": url}));
+        tap.lifecycle(LifecycleKind::Start, json!({"url": url}));
     }
     let writer_tap = tap.clone();
     let writer = tokio::spawn(async move {
@@ -89,7 +90,7 @@ pub async fn relay(
     let mut by_id: std::collections::HashMap<String, tokio::task::AbortHandle> =
         std::collections::HashMap::new();
     let mut listener: Option<tokio::task::JoinHandle<()>> = None;
-    let mut reason = "client closed stdin";
+    let mut reason = CloseReason::ClientClosedStdin;
     loop {
         tokio::select! {
             frame = input.next() => match frame {
@@ -142,8 +143,8 @@ pub async fn relay(
                 }
                 Some(Err(_)) | None => break,
             },
-            _ = signals.recv() => {
-                reason = "signal";
+            sig = signals.recv() => {
+                reason = CloseReason::Signal(sig);
                 break;
             }
             Some(_) = inflight.join_next(), if !inflight.is_empty() => {}
@@ -160,7 +161,7 @@ pub async fn relay(
     inflight.abort_all();
     shared.remote.end().await;
     if let Some(tap) = &tap {
-        tap.lifecycle("$transport/close", json!({"reason": reason}));
+        tap.close(&Close::new(reason, CloseStatus::Unknown));
     }
     drop(shared);
     let _ = writer.await;
