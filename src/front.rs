@@ -23,6 +23,7 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::endings::{END_GRACE, Endings};
 use crate::error::{Error, Result};
 use crate::guard::{Guard, Rejection};
 use crate::idle::{Activity, Reaper, SessionEnd};
@@ -86,6 +87,8 @@ struct State {
     guard: Guard,
     /// Why a session's recording is incomplete, one line each.
     tape_errors: Mutex<Vec<String>>,
+    /// The upstream `DELETE`s under way, awaited before [`serve`] returns.
+    endings: Endings,
 }
 
 /// What the front leaves when it stops.
@@ -183,7 +186,7 @@ impl State {
         }
         if let Some(remote) = session.remote.take() {
             // Its upstream session too (DELETE), and with it its connections.
-            tokio::spawn(async move { remote.end().await });
+            self.endings.end(remote);
         }
         if let Some(tap) = session.tap.take() {
             tap.handle()
@@ -456,7 +459,9 @@ async fn handle(
 }
 
 /// Serves the front on `addr` until SIGTERM/SIGINT/SIGHUP; returns the verdicts of the
-/// replayed sessions and what went wrong with the recorded ones.
+/// replayed sessions and what went wrong with the recorded ones. Before it returns, the
+/// open sessions are ended and their upstream `DELETE`s awaited, at most [`END_GRACE`]
+/// (a second signal stops the wait).
 pub async fn serve(
     addr: SocketAddr,
     server: &str,
@@ -486,6 +491,7 @@ pub async fn serve(
         limits,
         guard: Guard::new(local),
         tape_errors: Mutex::new(Vec::new()),
+        endings: Endings::default(),
     });
     let mut signals = Signals::new()?;
     let (mut acceptor, http1) = (
@@ -514,6 +520,14 @@ pub async fn serve(
         .unwrap_or_default();
     for id in ids {
         state.end_session(&id, SessionEnd::Ended);
+    }
+    let ended = state.endings.finish(END_GRACE, &mut signals).await;
+    if ended.abandoned > 0 {
+        eprintln!(
+            "mcptape: warning: {} upstream session(s) not deleted within {} s of the stop signal",
+            ended.abandoned,
+            END_GRACE.as_secs()
+        );
     }
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
     let tape_errors = state
