@@ -266,8 +266,9 @@ fn running_out_of_descriptors_pauses_accepting_instead_of_spinning() {
     assert!(status_line(&answer).contains("405"), "{answer:?}");
     // Not a speed figure: whether the process slept at all while it had no descriptor.
     // A loop that retries `accept` at once never sleeps, so its running-or-runnable time
-    // is the whole window however loaded the machine is (measured: 3.0 s of 3.0 s);
-    // one that pauses is asleep nearly throughout (measured: 0.01 s of 3 s). Only its
+    // is the whole window however loaded the machine is (measured, with the pause
+    // removed: 2.00 s of 2.00 s); one that pauses is asleep nearly throughout
+    // (measured: 0.01 s of 2.51 s). Only its
     // own little work and its queueing for a CPU count, so the bound sits just under
     // "never slept" (a load-independent line), not near either figure. Counting the
     // attempts themselves was the alternative: nothing in /proc counts `accept` calls
