@@ -135,3 +135,28 @@ fn verify_writes_its_receipt_0600_with_the_command_redacted() {
         text(&out)
     );
 }
+
+#[test]
+fn verify_against_a_url_redacts_its_credentials_in_the_receipt() {
+    let env = Env::new();
+    record_everything(&env, "s");
+    let server = HttpServer::start();
+    const SECRET: &str = "Zq8rT3vX9kLm2Wp7Yb4Nc6Hd";
+    // The server ignores both; a URL in an agent's config may well carry them.
+    let url = server
+        .url
+        .replacen("http://", &format!("http://user:{SECRET}@"), 1)
+        + &format!("?access_token={SECRET}");
+    let out = run(env.mcptape(["verify", "s", "--allow-writes", "--url", &url]));
+    assert!(out.status.success(), "{}", text(&out));
+    let receipt = env.mcptape_home().join("recordings/s.verify.json");
+    let written = std::fs::read_to_string(&receipt).expect("receipt");
+    assert!(!written.contains(SECRET), "{written}");
+    assert!(written.contains("127.0.0.1"), "{written}");
+    let mode = std::fs::metadata(&receipt)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "receipt mode {mode:o}");
+}
