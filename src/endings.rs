@@ -46,7 +46,7 @@ impl Endings {
     }
 
     /// Waits for the `DELETE`s under way, at most `grace`, or until `signals` delivers
-    /// one more stop signal.
+    /// one more stop signal; says on stderr how many were left.
     pub async fn finish(&self, grace: Duration, signals: &mut Signals) -> Finished {
         let mut tasks = match self.tasks.lock() {
             Ok(mut t) => std::mem::take(&mut *t),
@@ -62,9 +62,13 @@ impl Endings {
             _ = tokio::time::timeout(grace, all) => {}
             _ = signals.recv() => {}
         }
-        Finished {
-            done,
-            abandoned: tasks.len(),
+        let abandoned = tasks.len();
+        if abandoned > 0 {
+            eprintln!(
+                "mcptape: warning: {abandoned} upstream session(s) not deleted within {} s of the stop signal",
+                grace.as_secs()
+            );
         }
+        Finished { done, abandoned }
     }
 }

@@ -521,14 +521,7 @@ pub async fn serve(
     for id in ids {
         state.end_session(&id, SessionEnd::Ended);
     }
-    let ended = state.endings.finish(END_GRACE, &mut signals).await;
-    if ended.abandoned > 0 {
-        eprintln!(
-            "mcptape: warning: {} upstream session(s) not deleted within {} s of the stop signal",
-            ended.abandoned,
-            END_GRACE.as_secs()
-        );
-    }
+    state.endings.finish(END_GRACE, &mut signals).await;
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
     let tape_errors = state
         .tape_errors
