@@ -23,6 +23,7 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::endings::{END_GRACE, Endings};
 use crate::error::{Error, Result};
 use crate::guard::{Guard, Rejection};
 use crate::idle::{Activity, Reaper};
@@ -88,6 +89,8 @@ struct State {
     guard: Guard,
     /// Why a session's recording is incomplete, one line each.
     tape_errors: Mutex<Vec<String>>,
+    /// The upstream `DELETE`s under way, awaited before [`serve`] returns.
+    endings: Endings,
 }
 
 /// What the front leaves when it stops.
@@ -185,7 +188,7 @@ impl State {
         }
         if let Some(remote) = session.remote.take() {
             // Its upstream session too (DELETE), and with it its connections.
-            tokio::spawn(async move { remote.end().await });
+            self.endings.end(remote);
         }
         if let Some(tap) = session.tap.take() {
             tap.handle().close(&Close::new(why, CloseStatus::Unknown));
@@ -457,7 +460,9 @@ async fn handle(
 }
 
 /// Serves the front on `addr` until SIGTERM/SIGINT/SIGHUP; returns the verdicts of the
-/// replayed sessions and what went wrong with the recorded ones.
+/// replayed sessions and what went wrong with the recorded ones. Before it returns, the
+/// open sessions are ended and their upstream `DELETE`s awaited, at most [`END_GRACE`]
+/// (a second signal stops the wait).
 pub async fn serve(
     addr: SocketAddr,
     server: &str,
@@ -487,6 +492,7 @@ pub async fn serve(
         limits,
         guard: Guard::new(local),
         tape_errors: Mutex::new(Vec::new()),
+        endings: Endings::default(),
     });
     let mut signals = Signals::new()?;
     let (mut acceptor, http1) = (
@@ -516,6 +522,7 @@ pub async fn serve(
     for id in ids {
         state.end_session(&id, CloseReason::SessionEnded);
     }
+    state.endings.finish(END_GRACE, &mut signals).await;
     let verdicts = state.verdicts.lock().map(|v| v.clone()).unwrap_or_default();
     let tape_errors = state
         .tape_errors

@@ -18,7 +18,7 @@
 //! - [`term`] escapes what a terminal would obey in text printed for people.
 //! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
 //!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
-//!   expiry).
+//!   expiry); [`endings`] awaits its upstream `DELETE`s at shutdown.
 //! - [`redact`] keeps secrets off tapes with the rules of [`redact_rules`]; [`entropy`] is
 //!   `redact --check`'s guess at secrets no rule knows.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
@@ -31,6 +31,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod depth;
+pub mod endings;
 pub mod entropy;
 pub mod error;
 pub mod framing;

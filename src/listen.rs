@@ -8,7 +8,10 @@
 //! - `accept` failing for lack of descriptors (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`)
 //!   pauses accepting, [`FIRST_BACKOFF`] doubling up to [`MAX_BACKOFF`], instead of
 //!   retrying at once: the waiting connection stays readable, so retrying at once spins
-//!   at 100% CPU. Said once on stderr; the pause resets after the next accept.
+//!   at 100% CPU. Said once on stderr; the pause resets after the next accept. Every
+//!   other `accept` error pauses too: one that concerns a single connection
+//!   (`ECONNABORTED`, a reset) [`TRANSIENT_BACKOFF`], any other the same doubling pause
+//!   as running out of descriptors (said once) — no error is retried at once.
 //! - A connection that has not sent a request's whole header within
 //!   [`Limits::header_timeout`] is closed — also an idle keep-alive connection between
 //!   requests. (The body's deadline is [`crate::guard::read_body`]'s.)
@@ -37,6 +40,9 @@ pub const DEFAULT_SESSION_IDLE: &str = "10m";
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest pause after `accept` ran out of file descriptors.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// The pause after `accept` failed for one connection only (`ECONNABORTED`, a reset):
+/// short, but never none, so that an error that keeps coming cannot spin.
+pub const TRANSIENT_BACKOFF: Duration = Duration::from_millis(5);
 
 /// The HTTP front's limits, validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +114,7 @@ pub struct Acceptor {
     backoff: Option<Duration>,
     said_full: bool,
     said_fds: bool,
+    said_other: bool,
 }
 
 impl Acceptor {
@@ -120,6 +127,7 @@ impl Acceptor {
             backoff: None,
             said_full: false,
             said_fds: false,
+            said_other: false,
         }
     }
 
@@ -147,37 +155,87 @@ impl Acceptor {
                     self.backoff = None;
                     return (stream, permit);
                 }
-                Err(e) if out_of_descriptors(&e) => {
-                    let pause = self
-                        .backoff
-                        .map_or(FIRST_BACKOFF, |b| (b * 2).min(MAX_BACKOFF));
-                    self.backoff = Some(pause);
-                    if !std::mem::replace(&mut self.said_fds, true) {
-                        eprintln!(
-                            "mcptape: warning: cannot accept a connection: out of file descriptors ({e}); pausing accepts, up to {} s at a time",
-                            MAX_BACKOFF.as_secs()
-                        );
+                Err(e) => {
+                    let kind = AcceptError::of(&e);
+                    let (pause, backoff) = kind.pause(self.backoff);
+                    self.backoff = backoff;
+                    match kind {
+                        AcceptError::Transient => {}
+                        AcceptError::OutOfDescriptors => {
+                            if !std::mem::replace(&mut self.said_fds, true) {
+                                eprintln!(
+                                    "mcptape: warning: cannot accept a connection: out of file descriptors ({e}); pausing accepts, up to {} s at a time",
+                                    MAX_BACKOFF.as_secs()
+                                );
+                            }
+                        }
+                        AcceptError::Other => {
+                            if !std::mem::replace(&mut self.said_other, true) {
+                                eprintln!(
+                                    "mcptape: warning: cannot accept a connection ({e}); pausing accepts, up to {} s at a time",
+                                    MAX_BACKOFF.as_secs()
+                                );
+                            }
+                        }
                     }
                     drop(permit);
                     tokio::time::sleep(pause).await;
                 }
-                // A connection that failed before we took it (reset, aborted): the next.
-                Err(_) => {}
             }
         }
     }
 }
 
-/// True for the `accept` errors that say the process or the system is out of
-/// descriptors or memory for one: retrying at once cannot succeed.
-fn out_of_descriptors(e: &std::io::Error) -> bool {
-    use nix::errno::Errno;
-    e.raw_os_error().is_some_and(|code| {
-        matches!(
-            Errno::from_raw(code),
-            Errno::EMFILE | Errno::ENFILE | Errno::ENOBUFS | Errno::ENOMEM
-        )
-    })
+/// What an `accept` error says about the next try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AcceptError {
+    /// One connection failed before we took it (aborted, reset, or a network error
+    /// Linux passes on from the new socket, as accept(2) lists): the next may be fine.
+    Transient,
+    /// The process or the system is out of descriptors or memory for one: retrying at
+    /// once cannot succeed while the waiting connection stays readable.
+    OutOfDescriptors,
+    /// Anything else: it may well persist, so it is never retried at once either.
+    Other,
+}
+
+impl AcceptError {
+    fn of(e: &std::io::Error) -> AcceptError {
+        use nix::errno::Errno;
+        let Some(code) = e.raw_os_error() else {
+            return AcceptError::Other;
+        };
+        match Errno::from_raw(code) {
+            Errno::EMFILE | Errno::ENFILE | Errno::ENOBUFS | Errno::ENOMEM => {
+                AcceptError::OutOfDescriptors
+            }
+            Errno::ECONNABORTED
+            | Errno::ECONNRESET
+            | Errno::EINTR
+            | Errno::EPROTO
+            | Errno::ENETDOWN
+            | Errno::ENOPROTOOPT
+            | Errno::EHOSTDOWN
+            | Errno::ENONET
+            | Errno::EHOSTUNREACH
+            | Errno::EOPNOTSUPP
+            | Errno::ENETUNREACH => AcceptError::Transient,
+            _ => AcceptError::Other,
+        }
+    }
+
+    /// The pause before the next `accept`, and the escalating pause to remember: a
+    /// transient error pauses [`TRANSIENT_BACKOFF`] and leaves it as it was; the others
+    /// pause [`FIRST_BACKOFF`], doubling up to [`MAX_BACKOFF`] while they last.
+    fn pause(self, previous: Option<Duration>) -> (Duration, Option<Duration>) {
+        match self {
+            AcceptError::Transient => (TRANSIENT_BACKOFF, previous),
+            AcceptError::OutOfDescriptors | AcceptError::Other => {
+                let pause = previous.map_or(FIRST_BACKOFF, |b| (b * 2).min(MAX_BACKOFF));
+                (pause, Some(pause))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -194,13 +252,64 @@ mod tests {
         assert!(parse_duration("99999999999999999999h").is_err());
     }
 
+    fn io(e: nix::errno::Errno) -> std::io::Error {
+        std::io::Error::from_raw_os_error(e as i32)
+    }
+
     #[test]
     fn emfile_and_enfile_are_out_of_descriptors_but_a_reset_is_not() {
         use nix::errno::Errno;
-        let io = |e: Errno| std::io::Error::from_raw_os_error(e as i32);
-        assert!(out_of_descriptors(&io(Errno::EMFILE)));
-        assert!(out_of_descriptors(&io(Errno::ENFILE)));
-        assert!(!out_of_descriptors(&io(Errno::ECONNABORTED)));
+        assert_eq!(
+            AcceptError::of(&io(Errno::EMFILE)),
+            AcceptError::OutOfDescriptors
+        );
+        assert_eq!(
+            AcceptError::of(&io(Errno::ENFILE)),
+            AcceptError::OutOfDescriptors
+        );
+        assert_eq!(
+            AcceptError::of(&io(Errno::ECONNABORTED)),
+            AcceptError::Transient
+        );
+        assert_eq!(AcceptError::of(&io(Errno::EINVAL)), AcceptError::Other);
+    }
+
+    #[test]
+    fn every_accept_error_pauses_and_persistent_ones_back_off() {
+        use nix::errno::Errno;
+        // No error is retried at once: that is the spin.
+        for errno in [
+            Errno::ECONNABORTED,
+            Errno::ECONNRESET,
+            Errno::EPROTO,
+            Errno::EMFILE,
+            Errno::ENOMEM,
+            Errno::EINVAL,
+            Errno::EBADF,
+            Errno::EPERM,
+        ] {
+            let (pause, _) = AcceptError::of(&io(errno)).pause(None);
+            assert!(pause > Duration::ZERO, "{errno} is retried at once");
+        }
+        let no_errno = std::io::Error::other("no errno");
+        assert_eq!(AcceptError::of(&no_errno), AcceptError::Other);
+        // A transient error pauses briefly and leaves the back-off alone.
+        let aborted = AcceptError::of(&io(Errno::ECONNABORTED));
+        assert_eq!(aborted.pause(None), (TRANSIENT_BACKOFF, None));
+        let held = Some(Duration::from_millis(400));
+        assert_eq!(aborted.pause(held), (TRANSIENT_BACKOFF, held));
+        assert!(TRANSIENT_BACKOFF < FIRST_BACKOFF);
+        // A persistent one (unknown, or out of descriptors) doubles up to the maximum.
+        for kind in [AcceptError::Other, AcceptError::OutOfDescriptors] {
+            let mut backoff = None;
+            let mut pauses = Vec::new();
+            for _ in 0..6 {
+                let (pause, next) = kind.pause(backoff);
+                pauses.push(pause.as_millis());
+                backoff = next;
+            }
+            assert_eq!(pauses, [100, 200, 400, 800, 1000, 1000], "{kind:?}");
+        }
     }
 
     #[test]

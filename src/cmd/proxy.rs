@@ -81,13 +81,7 @@ impl cli::Proxy {
         let code = match mode {
             Mode::Passthrough => runtime.block_on(self.upstream(None)),
             Mode::RecordFailed { error, report } => {
-                let problem = crate::error::chain(&error);
-                crate::term::eprintln_escaped!(
-                    "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
-                );
-                if let Some(dir) = &report {
-                    report::leave_problem(dir, &server, &problem);
-                }
+                unrecorded(&server, &crate::error::chain(&error), report.as_deref());
                 runtime
                     .block_on(self.upstream(None))
                     .map(|code| with_recording(code, false))
@@ -105,13 +99,7 @@ impl cli::Proxy {
                     (Ok(writer), _) => writer,
                     (Err(e), _) if self.record.is_some() => return Err(e.into()),
                     (Err(e), report) => {
-                        let problem = crate::error::chain(&e);
-                        crate::term::eprintln_escaped!(
-                            "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
-                        );
-                        if let Some(dir) = report {
-                            report::leave_problem(dir, &server, &problem);
-                        }
+                        unrecorded(&server, &crate::error::chain(&e), report.as_deref());
                         let code = runtime.block_on(self.upstream(None));
                         runtime.shutdown_background();
                         return code.map(|c| ExitCode::from(with_recording(c, false)));
@@ -167,6 +155,17 @@ impl cli::Proxy {
     }
 }
 
+/// A recording from the environment that cannot be made: said on stderr and left for
+/// the `record` parent (which then exits 3); the session goes on unrecorded.
+fn unrecorded(server: &str, problem: &str, report: Option<&Path>) {
+    crate::term::eprintln_escaped!(
+        "mcptape: warning: not recording server `{server}`: {problem}; the session goes on unrecorded"
+    );
+    if let Some(dir) = report {
+        report::leave_problem(dir, server, problem);
+    }
+}
+
 /// The proxy's exit status: its server's, except that a clean exit becomes 3 when the
 /// recording is not whole (refused, or cut by a write error or a writer crash).
 fn with_recording(code: u8, whole: bool) -> u8 {
@@ -219,6 +218,8 @@ impl cli::Proxy {
                     .into(),
             )
         };
+        // False when a recording from the environment could not be made: exit 3.
+        let mut whole = true;
         let (source, report) = match mode {
             Mode::Replay {
                 tape,
@@ -248,27 +249,54 @@ impl cli::Proxy {
                 report,
             } => {
                 let url = self.url.clone().ok_or_else(need_url)?;
-                store::ensure_dir(&tape)?;
-                drop(TapeWriter::open(&tape)?);
-                eprintln!(
-                    "mcptape: recording server `{server}` into `{}` ({source})",
-                    tape.display()
-                );
+                let record = match store::ensure_dir(&tape).and_then(|()| TapeWriter::open(&tape)) {
+                    Ok(writer) => {
+                        drop(writer);
+                        eprintln!(
+                            "mcptape: recording server `{server}` into `{}` ({source})",
+                            tape.display()
+                        );
+                        Some((tape, recording))
+                    }
+                    Err(e) if self.record.is_some() => return Err(e.into()),
+                    // As on stdio: from the environment, a refused tape is not fatal.
+                    Err(e) => {
+                        unrecorded(server, &crate::error::chain(&e), report.as_deref());
+                        whole = false;
+                        None
+                    }
+                };
+                let headers = headers()?;
                 (
                     front::Source::Forward {
                         url,
-                        headers: headers()?,
-                        record: Some((tape, recording)),
+                        headers,
+                        record,
                     },
                     report,
                 )
             }
-            Mode::Passthrough | Mode::RecordFailed { .. } => {
+            Mode::RecordFailed { error, report } => {
                 let url = self.url.clone().ok_or_else(need_url)?;
+                unrecorded(server, &crate::error::chain(&error), report.as_deref());
+                whole = false;
+                let headers = headers()?;
                 (
                     front::Source::Forward {
                         url,
-                        headers: headers()?,
+                        headers,
+                        record: None,
+                    },
+                    report,
+                )
+            }
+            Mode::Passthrough => {
+                let url = self.url.clone().ok_or_else(need_url)?;
+                let headers = headers()?;
+                (
+                    front::Source::Forward {
+                        url,
+                        headers,
                         record: None,
                     },
                     None,
@@ -281,7 +309,7 @@ impl cli::Proxy {
             .map_err(ProcessError::Signals)?;
         let served = runtime.block_on(front::serve(addr, server, source, limits))?;
         runtime.shutdown_background();
-        let mut ok = true;
+        let mut ok = whole;
         for v in &served.verdicts {
             file_verdict(v, report.as_deref());
             ok &= v.ok();

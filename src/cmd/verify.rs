@@ -110,10 +110,16 @@ impl cli::Verify {
                 );
             }
         }
+        // Redacted like a tape's `$transport/start`: the report and the receipt may be
+        // shared, and a command line or URL may carry a credential.
+        let (redactor, _) = Redactor::from_env(&|name| std::env::var(name).ok());
         let command = match &self.url {
-            Some(url) => url.clone(),
-            None => process::display(&self.command),
+            Some(url) => redactor.message(&json!(url).to_string()).into_owned(),
+            None => redactor
+                .message(&json!(process::display(&redactor.argv(&self.command))).to_string())
+                .into_owned(),
         };
+        let command = serde_json::from_str::<String>(&command).unwrap_or(command);
         let report = match self.format {
             Format::Text => text_report(&path, &server, &command, &outcomes, &problems),
             Format::Json => outcomes
@@ -324,7 +330,8 @@ fn junit_report(server: &str, outcomes: &[Outcome], problems: &[String]) -> Stri
     out
 }
 
-/// `<session>.verify.json` beside the tape: what ran, when, and the counts. A receipt
+/// `<session>.verify.json` beside the tape (0600, the command already redacted): what
+/// ran, when, and the counts. A receipt
 /// the rules of [`crate::tape::safety`] refuse (a symlink, a shared directory) is an
 /// error; one the system cannot write (a read-only checkout) only a warning.
 fn write_receipt(
@@ -354,7 +361,8 @@ fn write_receipt(
         "complete": !broken,
         "counts": counts,
     });
-    match safety::write_file(&path, format!("{receipt:#}\n").as_bytes(), 0o644) {
+    // 0600 like a tape: it names the server's command or URL.
+    match safety::write_file(&path, format!("{receipt:#}\n").as_bytes(), 0o600) {
         Ok(()) => Ok(()),
         Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused { path, why }),
         Err(safety::OpenError::Io(e)) => {

@@ -13,14 +13,14 @@ use crate::support::*;
 
 /// `mcptape proxy --listen 127.0.0.1:0 ARGS`, optionally under `ulimit -n`, with every
 /// stderr line kept for [`LimitedFront::wait_line`].
-struct LimitedFront {
-    child: Child,
-    authority: String,
+pub(crate) struct LimitedFront {
+    pub(crate) child: Child,
+    pub(crate) authority: String,
     stderr: mpsc::Receiver<String>,
 }
 
 impl LimitedFront {
-    fn start(env: &Env, args: &[&str], max_fds: Option<u32>) -> LimitedFront {
+    pub(crate) fn start(env: &Env, args: &[&str], max_fds: Option<u32>) -> LimitedFront {
         let mut argv: Vec<String> = ["proxy", "--server", "everything"]
             .iter()
             .map(|s| s.to_string())
@@ -39,6 +39,12 @@ impl LimitedFront {
             }
             None => env.mcptape(&argv),
         };
+        LimitedFront::spawn(&mut cmd)
+    }
+
+    /// Runs `cmd` (which starts a front somewhere below it) and waits for the address
+    /// it listens on.
+    pub(crate) fn spawn(cmd: &mut std::process::Command) -> LimitedFront {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -70,7 +76,7 @@ impl LimitedFront {
     }
 
     /// The first stderr line (from here on) that contains `needle`, within the deadline.
-    fn wait_line(&self, needle: &str) -> String {
+    pub(crate) fn wait_line(&self, needle: &str) -> String {
         let end = Instant::now() + DEADLINE;
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -90,6 +96,11 @@ impl LimitedFront {
 
     /// SIGTERM, then its exit status.
     fn stop(mut self) -> std::process::ExitStatus {
+        self.stop_here()
+    }
+
+    /// SIGTERM, then its exit status; its stderr lines can still be waited for.
+    pub(crate) fn stop_here(&mut self) -> std::process::ExitStatus {
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(self.child.id() as i32),
             nix::sys::signal::Signal::SIGTERM,
@@ -129,7 +140,7 @@ fn read_all(s: &mut TcpStream) -> String {
 }
 
 /// A POST of `body` with `headers`; the whole answer.
-fn post(front: &LimitedFront, headers: &str, body: &str) -> String {
+pub(crate) fn post(front: &LimitedFront, headers: &str, body: &str) -> String {
     let mut s = front.connect();
     write!(
         s,
@@ -140,7 +151,7 @@ fn post(front: &LimitedFront, headers: &str, body: &str) -> String {
     read_all(&mut s)
 }
 
-fn status_line(answer: &str) -> &str {
+pub(crate) fn status_line(answer: &str) -> &str {
     answer.lines().next().unwrap_or("")
 }
 
@@ -253,10 +264,19 @@ fn running_out_of_descriptors_pauses_accepting_instead_of_spinning() {
     let (busy, wall) = (busy_seconds(pid) - busy0, wall0.elapsed().as_secs_f64());
     eprintln!("out of descriptors: running or runnable {busy:.2} s of {wall:.2} s");
     assert!(status_line(&answer).contains("405"), "{answer:?}");
-    // Measured: 0.01 s of 3 s pausing; 3.0 s of 3 s spinning (the loop before the pause).
+    // Not a speed figure: whether the process slept at all while it had no descriptor.
+    // A loop that retries `accept` at once never sleeps, so its running-or-runnable time
+    // is the whole window however loaded the machine is (measured, with the pause
+    // removed: 2.00 s of 2.00 s); one that pauses is asleep nearly throughout
+    // (measured: 0.01 s of 2.51 s). Only its
+    // own little work and its queueing for a CPU count, so the bound sits just under
+    // "never slept" (a load-independent line), not near either figure. Counting the
+    // attempts themselves was the alternative: nothing in /proc counts `accept` calls
+    // (`syscr` counts reads; context switches depend on the load), and strace is not on
+    // every machine, so the kernel's own sleep accounting is the most robust signal.
     assert!(
-        busy < wall / 2.0,
-        "the accept loop spun: running or runnable {busy:.2} s of {wall:.2} s"
+        busy < wall * 0.9,
+        "the accept loop never slept: running or runnable {busy:.2} s of {wall:.2} s"
     );
     drop(held);
     assert!(front.stop().success());
