@@ -22,6 +22,8 @@ pub struct Census {
     pub path: PathBuf,
     /// How many entries it has.
     pub entries: usize,
+    /// How many of them are messages (sent or received, not lifecycle).
+    pub messages: usize,
     /// Its servers, sorted.
     pub servers: BTreeSet<String>,
     /// Its connections, in the order they started.
@@ -44,6 +46,7 @@ impl Census {
         let mut census = Census {
             path: path.to_path_buf(),
             entries: 0,
+            messages: 0,
             servers: BTreeSet::new(),
             conns: Vec::new(),
             last_ts: None,
@@ -70,6 +73,7 @@ impl Census {
                         event.as_deref(),
                     );
                     census.entries += 1;
+                    census.messages += usize::from(meta.dir != Direction::Lifecycle);
                     if !census.servers.contains(&meta.server) {
                         census.servers.insert(meta.server);
                     }
@@ -88,9 +92,7 @@ impl Census {
     /// [`Census::scan`], saying on stderr what did not stop it (torn lines).
     pub fn scan_warning(path: &Path) -> Result<Census, TapeError> {
         let census = Census::scan(path)?;
-        for w in &census.warnings {
-            eprintln!("mcptape: warning: {w}");
-        }
+        torn::print_warnings(&census.warnings);
         Ok(census)
     }
 }
