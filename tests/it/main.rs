@@ -19,3 +19,4 @@ mod tapes;
 mod term;
 mod torn;
 mod verify;
+mod loaders;
