@@ -301,7 +301,11 @@ pub fn remove_member(text: &str, path: &[&str], key: &str) -> Option<String> {
     let (mut lo, mut hi) = (0, text.len());
     for k in path {
         let inner = &text[lo..hi];
-        let found = members(inner).ok()?.into_iter().rev().find(|(m, _)| m == k)?;
+        let found = members(inner)
+            .ok()?
+            .into_iter()
+            .rev()
+            .find(|(m, _)| m == k)?;
         let (s, e) = span(inner, found.1);
         (lo, hi) = (lo + s, lo + e);
     }
@@ -322,11 +326,7 @@ pub fn remove_member(text: &str, path: &[&str], key: &str) -> Option<String> {
         };
         (open, after)
     };
-    Some(format!(
-        "{}{}",
-        &text[..lo + cut_lo],
-        &text[lo + cut_hi..]
-    ))
+    Some(format!("{}{}", &text[..lo + cut_lo], &text[lo + cut_hi..]))
 }
 
 #[cfg(test)]

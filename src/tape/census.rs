@@ -130,6 +130,7 @@ mod tests {
         let census = Census::scan(&path).expect("scan");
         let tape = crate::tape::Tape::load(&path).expect("load");
         assert_eq!(census.entries, tape.entries.len());
+        assert_eq!(census.messages, 3);
         let ids: Vec<&str> = census.conns.iter().map(|c| c.id.as_str()).collect();
         let loaded: Vec<String> = tape.connections().into_iter().map(|c| c.id).collect();
         assert_eq!(ids, loaded);

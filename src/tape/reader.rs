@@ -283,6 +283,29 @@ mod tests {
     }
 
     #[test]
+    fn original_gives_back_the_bytes_loaded() {
+        // Cut entries, an entry whose `_meta` is not last, a blank CRLF line, and a torn
+        // line cut inside a UTF-8 character, ended by a later writer.
+        let mut bytes = TWO_MCPORTER.as_bytes().to_vec();
+        bytes.extend_from_slice(b"{\"_meta\":{\"dir\":\"send\",\"server\":\"a\"},\"id\":9}\n\r\n");
+        bytes.extend_from_slice(b"{\"id\":3,\"text\":\"caf\xc3\n");
+        bytes.extend_from_slice(TWO_MCPORTER.as_bytes());
+        let tape = Tape::parse(Path::new("t"), &bytes).expect("parse");
+        assert_eq!(tape.torn.len(), 1);
+        assert_eq!(tape.original().as_deref(), Some(&bytes[..]));
+        // The messages are still the loader's (cut where `_meta` was).
+        assert_eq!(
+            tape.entries[1].message.raw(),
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#
+        );
+        assert!(
+            Tape::from_entries(Path::new("t"), Vec::new())
+                .original()
+                .is_none()
+        );
+    }
+
+    #[test]
     fn broken_middle_line_is_an_error_with_file_and_line() {
         let text = format!("{TWO_MCPORTER}garbage\n{TWO_MCPORTER}");
         let err = Tape::parse(Path::new("t.ndjson"), text.as_bytes()).expect_err("bad");

@@ -21,7 +21,11 @@ fn redact_refuses_a_device_instead_of_reading_it_forever() {
     for args in [&["redact"][..], &["redact", "--check"][..]] {
         let out = run(env.mcptape(args).arg("/dev/zero"));
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert!(stderr(&out).contains("not a regular file"), "{}", text(&out));
+        assert!(
+            stderr(&out).contains("not a regular file"),
+            "{}",
+            text(&out)
+        );
     }
 }
 
@@ -64,7 +68,11 @@ fn torn_line_warnings_are_escaped_by_every_reader() {
     let env = Env::new();
     // A tape whose name would retitle the terminal, with a torn last line.
     let tape = env.path("evil\x1b]0;owned\x07.ndjson");
-    std::fs::write(&tape, format!("{PING}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"me")).expect("write");
+    std::fs::write(
+        &tape,
+        format!("{PING}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"me"),
+    )
+    .expect("write");
 
     // The replay parent reads it with the streaming census.
     let out = run(env.mcptape(["replay"]).arg(&tape));
@@ -95,11 +103,7 @@ fn verify_update_rewrites_a_tape_with_a_non_utf8_torn_line_keeping_it_and_the_nu
     let recorded = std::fs::read(&path).expect("tape");
     // A writer killed inside a multi-byte character, its line ended by the next writer:
     // line 2 is torn and not UTF-8, and every later entry's number counts it.
-    let first = recorded
-        .iter()
-        .position(|&b| b == b'\n')
-        .expect("a line")
-        + 1;
+    let first = recorded.iter().position(|&b| b == b'\n').expect("a line") + 1;
     let torn = b"{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{\"text\":\"caf\xc3\n";
     let mut tape = recorded[..first].to_vec();
     tape.extend_from_slice(torn);
@@ -140,7 +144,8 @@ fn record_summarizes_a_tape_larger_than_its_memory_limit() {
     let big = env.path("big.ndjson");
     std::fs::write(&big, format!("{line}\n").repeat(150_000)).expect("write");
     // mcptape runs with 32 MiB of data segment; the command appends the big tape.
-    let script = r#"ulimit -d 32768 && exec "$0" record m -- sh -c 'cat "$0" >> "$MCPTAPE_RECORD"' "$1""#;
+    let script =
+        r#"ulimit -d 32768 && exec "$0" record m -- sh -c 'cat "$0" >> "$MCPTAPE_RECORD"' "$1""#;
     let out = run(env.cmd("sh").arg("-c").arg(script).arg(bin()).arg(&big));
     assert!(out.status.success(), "{}", text(&out));
     assert!(
