@@ -134,6 +134,17 @@ pub enum TapeError {
         /// What is wrong.
         reason: String,
     },
+    /// The tape's file is no longer what was loaded (something wrote to it since), so a
+    /// rewrite of what was loaded would lose what was added.
+    #[error("tape `{}` changed since it was loaded ({was} bytes, now {now}); it is left as it is", path.display())]
+    Changed {
+        /// The tape.
+        path: PathBuf,
+        /// Its size when loaded.
+        was: u64,
+        /// Its size now.
+        now: u64,
+    },
 }
 
 /// Errors about MCP client configuration files.

@@ -293,6 +293,42 @@ pub fn replace_member(text: &str, path: &[&str], new: &str) -> Option<String> {
     Some(format!("{}{new}{}", &text[..lo], &text[hi..]))
 }
 
+/// Removes the member `key` (its last occurrence) from the object at a path of object
+/// keys (`["params"]`), with the comma that separated it, leaving every other byte of
+/// `text` as it was: nothing is parsed into values, so a message of any depth keeps its
+/// bytes. `None` when the object or the member is not there.
+pub fn remove_member(text: &str, path: &[&str], key: &str) -> Option<String> {
+    let (mut lo, mut hi) = (0, text.len());
+    for k in path {
+        let inner = &text[lo..hi];
+        let found = members(inner)
+            .ok()?
+            .into_iter()
+            .rev()
+            .find(|(m, _)| m == k)?;
+        let (s, e) = span(inner, found.1);
+        (lo, hi) = (lo + s, lo + e);
+    }
+    let object = &text[lo..hi];
+    let found = members(object).ok()?;
+    let idx = found.iter().rposition(|(m, _)| m == key)?;
+    let (_, end) = span(object, found[idx].1);
+    let (cut_lo, cut_hi) = if idx > 0 {
+        // From the end of the member before it: `, "key": value`.
+        (span(object, found[idx - 1].1).1, end)
+    } else {
+        // The first member: from just inside `{` up to and with the comma after it.
+        let open = object.find('{')? + 1;
+        let after = if idx + 1 < found.len() {
+            end + object[end..].find(',')? + 1
+        } else {
+            end
+        };
+        (open, after)
+    };
+    Some(format!("{}{}", &text[..lo + cut_lo], &text[lo + cut_hi..]))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -319,6 +355,32 @@ mod tests {
         let v = m.value();
         assert_eq!(v["params"]["name"], "x");
         assert!(v.to_string().contains(crate::depth::TOO_DEEP));
+    }
+
+    #[test]
+    fn remove_member_takes_out_only_that_member() {
+        let cut = |t: &str| remove_member(t, &["params"], "redaction");
+        assert_eq!(
+            cut(r#"{"params":{"a":1 , "redaction":"off","b":[2]},"x":0}"#).as_deref(),
+            Some(r#"{"params":{"a":1,"b":[2]},"x":0}"#)
+        );
+        assert_eq!(
+            cut(r#"{"params":{ "redaction" : "off" , "b":2}}"#).as_deref(),
+            Some(r#"{"params":{ "b":2}}"#)
+        );
+        assert_eq!(
+            cut(r#"{"params":{"redaction":"off"}}"#).as_deref(),
+            Some(r#"{"params":{}}"#)
+        );
+        assert_eq!(cut(r#"{"params":{"a":1}}"#), None);
+        assert_eq!(cut(r#"{"params":[1]}"#), None);
+        // Deeper than serde_json's recursion limit: the bytes are kept all the same.
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        let text = format!(r#"{{"params":{{"deep":{deep},"redaction":"off"}}}}"#);
+        assert_eq!(
+            cut(&text),
+            Some(format!(r#"{{"params":{{"deep":{deep}}}}}"#))
+        );
     }
 
     #[test]

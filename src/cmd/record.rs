@@ -6,7 +6,6 @@
 //! SIGHUP sent to us are passed on to it. Proxies that could not write their whole
 //! recording leave a report in `MCPTAPE_REPORT`, which turns a clean exit into status 3.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -16,7 +15,7 @@ use crate::mode::{self, ENV_MAX_BYTES, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_S
 use crate::process;
 use crate::redact::ENV_NO_REDACT;
 use crate::report::{self, ReportDir};
-use crate::tape::{Tape, store};
+use crate::tape::{Census, store};
 
 impl cli::Record {
     /// Records whatever CMD's proxies carry; returns CMD's exit status.
@@ -71,10 +70,11 @@ impl cli::Record {
     }
 }
 
-/// One line on stderr saying what the tape now holds, or that nothing reached it.
+/// One line on stderr saying what the tape now holds, or that nothing reached it. The
+/// tape is read in one streaming pass ([`Census`]): a recording may be larger than memory.
 fn summarize(tape: &Path) {
-    let loaded = match Tape::load(tape) {
-        Ok(t) => t,
+    let census = match Census::scan_warning(tape) {
+        Ok(c) => c,
         Err(e) => {
             crate::term::eprintln_escaped!(
                 "mcptape: warning: cannot read back the tape: {}",
@@ -83,9 +83,9 @@ fn summarize(tape: &Path) {
             return;
         }
     };
-    let conns = loaded.connections();
-    if conns.is_empty() {
-        eprintln!(
+    let conns = census.conns.len();
+    if conns == 0 {
+        crate::term::eprintln_escaped!(
             "mcptape: warning: nothing was recorded into `{}`: no `mcptape proxy` ran under the \
              command (name `mcptape proxy --server NAME -- <server command>` in the client's \
              MCP server config)",
@@ -93,17 +93,12 @@ fn summarize(tape: &Path) {
         );
         return;
     }
-    let servers: BTreeSet<&str> = conns.iter().map(|c| c.server.as_str()).collect();
-    let messages = loaded
-        .entries
-        .iter()
-        .filter(|e| e.meta.dir != crate::tape::Direction::Lifecycle)
-        .count();
+    let servers: Vec<&str> = census.servers.iter().map(String::as_str).collect();
     crate::term::eprintln_escaped!(
-        "mcptape: recorded {messages} messages in {} connection{} of {} into `{}`",
-        conns.len(),
-        if conns.len() == 1 { "" } else { "s" },
-        servers.into_iter().collect::<Vec<_>>().join(", "),
+        "mcptape: recorded {} messages in {conns} connection{} of {} into `{}`",
+        census.messages,
+        if conns == 1 { "" } else { "s" },
+        servers.join(", "),
         tape.display()
     );
 }

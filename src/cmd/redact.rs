@@ -8,13 +8,13 @@ use std::process::ExitCode;
 
 use crate::cli;
 use crate::entropy;
-use crate::error::{EXIT_DIFFERENT, Error, Result, TapeError};
+use crate::error::{EXIT_DIFFERENT, Error, Result};
 use crate::message;
 use crate::mode::{self};
 use crate::redact::Redactor;
-use crate::tape::format;
+use crate::tape::format::Cut;
+use crate::tape::lines::{self, Class, LineReader};
 use crate::tape::store;
-use crate::tape::torn;
 
 impl cli::Redact {
     /// Rewrites the tapes, or checks them.
@@ -40,50 +40,45 @@ struct Found {
     possible: usize,
 }
 
-/// Redacts (or checks) one tape.
+/// Redacts (or checks) one tape, read line by line as every reader reads one
+/// ([`LineReader`], [`lines::classify`]).
 fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
     {
         let path = mode::session_path(session)?;
-        let read_err = |source| TapeError::Read {
-            path: path.clone(),
-            source,
-        };
-        let bytes = std::fs::read(&path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => TapeError::Missing { path: path.clone() },
-            _ => read_err(source),
-        })?;
-        let bad = |line: usize, reason: String| TapeError::BadLine {
-            path: path.clone(),
-            line,
-            reason,
-        };
-        // Only a torn line may be cut inside a character.
-        let text = torn::text_of(bytes).map_err(|line| bad(line, "not UTF-8".into()))?;
-        let mut out = String::with_capacity(text.len());
+        let mut reader = LineReader::open(&path)?;
+        let mut out: Vec<u8> = Vec::new();
+        let mut raw = Vec::new();
         let mut findings = Vec::new();
         let mut possible = 0;
         let mut changed = 0;
-        let last = text.split_inclusive('\n').count();
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            let number = i + 1;
-            let body = line.trim_end_matches(['\n', '\r']);
-            let ending = &line[body.len()..];
-            if body.trim().is_empty() {
-                out.push_str(line);
-                continue;
+        loop {
+            raw.clear();
+            let Some(read) = reader.next_into(&mut raw)? else {
+                break;
+            };
+            let number = read.number;
+            // The line's end as it was: any `\r` before its `\n`, and the `\n`.
+            let body_len = raw.len() - raw.iter().rev().take_while(|&&b| b == b'\r').count();
+            let mut ending = raw[body_len..].to_vec();
+            if read.terminated {
+                ending.push(b'\n');
             }
-            let decoded = match format::decode(body) {
-                Ok(d) => d,
+            let (meta, message) = match lines::classify(&raw, read.terminated) {
+                Class::Blank => {
+                    out.extend_from_slice(&raw);
+                    out.extend_from_slice(if read.terminated { b"\n" } else { b"" });
+                    continue;
+                }
                 // A torn last line (a crash mid-write) is not an entry: it cannot be
                 // checked, and a rewrite leaves it out.
-                Err(reason) if number == last && !line.ends_with('\n') => {
+                Class::Torn(reason) if !read.terminated => {
                     if check {
                         findings.push(format!(
                             "{}:{number}: (torn last line, cannot be checked: {reason})",
                             path.display()
                         ));
                     } else {
-                        eprintln!(
+                        crate::term::eprintln_escaped!(
                             "mcptape: warning: `{}` line {number}: torn last line left out ({reason})",
                             path.display()
                         );
@@ -94,27 +89,28 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
                 // A torn line that a later writer ended: it stays a torn line (`{`), so
                 // the connection it may belong to still says so, and the other lines keep
                 // their numbers; nothing of what it held is kept.
-                Err(reason) if torn::is_unfinished(body.as_bytes()) => {
+                Class::Torn(reason) => {
                     if check {
                         findings.push(format!(
                             "{}:{number}: (torn line, cannot be checked: {reason})",
                             path.display()
                         ));
                     } else {
-                        eprintln!(
+                        crate::term::eprintln_escaped!(
                             "mcptape: warning: `{}` line {number}: torn line emptied to `{{` ({reason})",
                             path.display()
                         );
-                        out.push('{');
-                        out.push_str(ending);
+                        out.push(b'{');
+                        out.extend_from_slice(&ending);
                         changed += 1;
                     }
                     continue;
                 }
-                Err(reason) => return Err(bad(number, reason).into()),
+                Class::Bad(reason) => return Err(reader.bad(number, reason).into()),
+                Class::Entry { meta, cut, lead } => (meta, message_of(&raw[lead..body_len], cut)),
             };
             if check {
-                let found = redactor.findings(&decoded.message);
+                let found = redactor.findings(&message);
                 for f in &found {
                     findings.push(format!(
                         "{}:{number}: {} ({})",
@@ -123,7 +119,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
                         f.rule
                     ));
                 }
-                for s in entropy::possible_secrets(&decoded.message) {
+                for s in entropy::possible_secrets(&message) {
                     if !found.iter().any(|f| f.path == s.path) {
                         possible += 1;
                         findings.push(format!(
@@ -135,32 +131,29 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
                 }
                 continue;
             }
-            let mut redacted = redactor.message(&decoded.message).into_owned();
-            // A tape recorded with --no-redact loses its mark once it is redacted.
-            if decoded.meta.dir == crate::tape::Direction::Lifecycle
-                && message::raw_member(&redacted, &["params", "redaction"]) == Some("\"off\"")
-            {
-                let mut v: serde_json::Value = serde_json::from_str(&redacted).unwrap_or_default();
-                if let Some(params) = v.get_mut("params").and_then(|p| p.as_object_mut()) {
-                    params.remove("redaction");
-                }
-                redacted = v.to_string();
+            let mut redacted = redactor.message(&message).into_owned();
+            if meta.dir == crate::tape::Direction::Lifecycle {
+                redacted = without_off_mark(redacted);
             }
-            if redacted == decoded.message {
-                out.push_str(line);
+            if redacted == message {
+                out.extend_from_slice(&raw);
+                out.extend_from_slice(if read.terminated { b"\n" } else { b"" });
                 continue;
             }
             changed += 1;
             // Keep the `_meta` member exactly as it was; only the message changes.
+            let body = std::str::from_utf8(&raw[..body_len])
+                .map_err(|_| reader.bad(number, "not UTF-8".into()))?;
             let meta = message::raw_member(body, &["_meta"])
-                .ok_or_else(|| bad(number, "no `_meta`".into()))?;
+                .ok_or_else(|| reader.bad(number, "no `_meta`".into()))?;
             let head = redacted.trim_end().strip_suffix('}').unwrap_or(&redacted);
             let sep = if head.trim_end().ends_with('{') {
                 ""
             } else {
                 ","
             };
-            out.push_str(&format!("{head}{sep}\"_meta\":{meta}}}{ending}"));
+            out.extend_from_slice(format!("{head}{sep}\"_meta\":{meta}}}").as_bytes());
+            out.extend_from_slice(&ending);
         }
         if check {
             let mut stdout = std::io::stdout().lock();
@@ -196,7 +189,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
             return Ok(Found { secrets, possible });
         }
         if changed > 0 {
-            store::replace_file(&path, out.as_bytes())?;
+            store::replace_file(&path, &out)?;
         }
         eprintln!(
             "mcptape: redacted {changed} entr{} of `{}`",
@@ -205,4 +198,28 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
         );
         Ok(Found::default())
     }
+}
+
+/// The message of an entry's line (from its first non-blank byte, without line end),
+/// `_meta` cut out where [`lines::classify`] found it.
+fn message_of(line: &[u8], cut: Cut) -> String {
+    match cut {
+        // The loader checked the line as UTF-8, and `i` is the comma before `_meta`.
+        Cut::At(i) => format!("{}}}", String::from_utf8_lossy(&line[..i])),
+        Cut::Owned(m) => m,
+    }
+}
+
+/// A tape recorded with `--no-redact` loses its mark (`params.redaction: "off"` on
+/// `$transport/start`) once it is redacted. The member is cut out by its raw span, so
+/// the rest of the entry keeps its bytes, whatever its depth.
+fn without_off_mark(mut message: String) -> String {
+    // `raw_member` reads the last of duplicate keys; each pass removes that one.
+    while message::raw_member(&message, &["params", "redaction"]) == Some("\"off\"") {
+        match message::remove_member(&message, &["params"], "redaction") {
+            Some(cut) => message = cut,
+            None => break,
+        }
+    }
+    message
 }

@@ -144,7 +144,7 @@ impl cli::Verify {
         write_receipt(&path, &server, &command, started, &outcomes, broken)?;
         let differ = outcomes.iter().any(|o| o.class.is_difference());
         if self.update && !broken {
-            let changed = update(&path, &outcomes)?;
+            let changed = update(&tape, &outcomes)?;
             eprintln!(
                 "mcptape: --update: rewrote {changed} recorded answer{} in `{}` (previous tape kept as `{}`)",
                 if changed == 1 { "" } else { "s" },
@@ -376,20 +376,45 @@ fn write_receipt(
 }
 
 /// Rewrites the recorded answers that differ with the live ones (redacted like any
-/// recording), keeping each line's `_meta`; the previous tape becomes `.prev.ndjson`.
-fn update(path: &Path, outcomes: &[Outcome]) -> Result<usize> {
+/// recording), keeping each line's `_meta`; the previous tape becomes `.prev.ndjson`. The
+/// lines are the bytes the tape was loaded from ([`Tape::original`]), numbered as its
+/// entries are; a tape whose file changed since is left alone.
+fn update(tape: &Tape, outcomes: &[Outcome]) -> Result<usize> {
+    let path = tape.path.as_path();
     let (redactor, _) = Redactor::from_env(&|name| std::env::var(name).ok());
-    let text = std::fs::read_to_string(path).map_err(|source| TapeError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+    let original = tape
+        .original()
+        .expect("a tape loaded from its file keeps its bytes");
+    safety::check_replace(path)?;
+    let now = std::fs::symlink_metadata(path)
+        .map_err(|source| TapeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    let was = original.len() as u64;
+    if now != was {
+        return Err(TapeError::Changed {
+            path: path.to_path_buf(),
+            was,
+            now,
+        }
+        .into());
+    }
+    let mut lines: Vec<Vec<u8>> = original
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
     let mut changed = 0;
     for o in outcomes.iter().filter(|o| o.class.is_difference()) {
         let (Some(line_no), Some(live)) = (o.answer_line, &o.live) else {
             continue;
         };
-        let Some(old) = lines.get(line_no - 1) else {
+        // The answer's line is an entry, so it is UTF-8.
+        let Some(old) = lines
+            .get(line_no - 1)
+            .and_then(|l| std::str::from_utf8(l).ok())
+        else {
             continue;
         };
         let body = old.trim_end_matches(['\n', '\r']);
@@ -402,11 +427,36 @@ fn update(path: &Path, outcomes: &[Outcome]) -> Result<usize> {
             .strip_suffix('}')
             .unwrap_or(&live)
             .to_owned();
-        lines[line_no - 1] = format!("{head},\"_meta\":{meta}}}\n");
+        lines[line_no - 1] = format!("{head},\"_meta\":{meta}}}\n").into_bytes();
         changed += 1;
     }
-    safety::check_replace(path)?;
-    store::keep_prev_copy(path, text.as_bytes())?;
-    store::replace_file(path, lines.concat().as_bytes())?;
+    store::keep_prev_copy(path, &original)?;
+    store::replace_file(path, &lines.concat())?;
     Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_leaves_a_tape_that_changed_since_it_was_loaded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson");
+        let line = "{\"id\":1,\"result\":{},\"_meta\":{\"dir\":\"recv\",\"server\":\"s\"}}\n";
+        std::fs::write(&path, line).expect("write");
+        let tape = Tape::load(&path).expect("load");
+        // Another writer appends after verify loaded the tape.
+        std::fs::write(&path, format!("{line}{line}")).expect("append");
+        let err = update(&tape, &[]).expect_err("changed");
+        assert!(
+            matches!(err, Error::Tape(TapeError::Changed { was, now, .. }) if now == 2 * was),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            format!("{line}{line}")
+        );
+        assert!(!store::prev_path(&path).exists());
+    }
 }

@@ -23,6 +23,8 @@ pub struct Census {
     pub path: PathBuf,
     /// How many entries it has.
     pub entries: usize,
+    /// How many of them are messages (sent or received, not lifecycle).
+    pub messages: usize,
     /// Its servers, sorted.
     pub servers: BTreeSet<String>,
     /// Its connections, in the order they started.
@@ -45,6 +47,7 @@ impl Census {
         let mut census = Census {
             path: path.to_path_buf(),
             entries: 0,
+            messages: 0,
             servers: BTreeSet::new(),
             conns: Vec::new(),
             last_ts: None,
@@ -71,6 +74,7 @@ impl Census {
                         event.as_ref(),
                     );
                     census.entries += 1;
+                    census.messages += usize::from(meta.dir != Direction::Lifecycle);
                     if !census.servers.contains(&meta.server) {
                         census.servers.insert(meta.server);
                     }
@@ -89,9 +93,7 @@ impl Census {
     /// [`Census::scan`], saying on stderr what did not stop it (torn lines).
     pub fn scan_warning(path: &Path) -> Result<Census, TapeError> {
         let census = Census::scan(path)?;
-        for w in &census.warnings {
-            eprintln!("mcptape: warning: {w}");
-        }
+        torn::print_warnings(&census.warnings);
         Ok(census)
     }
 }
@@ -122,6 +124,7 @@ mod tests {
         let census = Census::scan(&path).expect("scan");
         let tape = crate::tape::Tape::load(&path).expect("load");
         assert_eq!(census.entries, tape.entries.len());
+        assert_eq!(census.messages, 3);
         let ids: Vec<&str> = census.conns.iter().map(|c| c.id.as_str()).collect();
         let loaded: Vec<String> = tape.connections().into_iter().map(|c| c.id).collect();
         assert_eq!(ids, loaded);

@@ -54,28 +54,29 @@ pub struct Tape {
     pub warnings: Vec<String>,
     /// The torn lines skipped, with the connections that may have lost an entry there.
     pub torn: Vec<TornLine>,
+    /// What the entries were parsed from, when they were.
+    source: Option<Source>,
+}
+
+/// The bytes a tape was parsed from: the file's, but for the comma before each cut
+/// `_meta`, overwritten by the `}` that ends the message ([`Tape::parse_owned`]).
+#[derive(Debug)]
+struct Source {
+    bytes: bytes::Bytes,
+    /// Where a `,` was overwritten.
+    cuts: Vec<usize>,
 }
 
 impl Tape {
-    /// Reads and parses a whole tape.
+    /// Reads and parses a whole tape, opened as every reader opens one
+    /// ([`lines::open`]: only a regular file is a tape).
     pub fn load(path: &Path) -> Result<Tape, TapeError> {
-        // A device (`/dev/full`, `/dev/zero`) can read forever: only files are tapes.
-        if let Ok(meta) = std::fs::metadata(path)
-            && !meta.is_file()
-        {
-            return Err(TapeError::Read {
-                path: path.to_path_buf(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-            });
-        }
-        let bytes = std::fs::read(path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => TapeError::Missing {
-                path: path.to_path_buf(),
-            },
-            _ => TapeError::Read {
-                path: path.to_path_buf(),
-                source,
-            },
+        let mut file = lines::open(path)?;
+        let mut bytes = Vec::new();
+        // Checked on the descriptor read here, not on the path before: no race.
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|source| TapeError::Read {
+            path: path.to_path_buf(),
+            source,
         })?;
         Tape::parse_owned(path, bytes)
     }
@@ -83,10 +84,33 @@ impl Tape {
     /// [`Tape::load`], saying on stderr what did not stop it (a torn last line).
     pub fn load_warning(path: &Path) -> Result<Tape, TapeError> {
         let tape = Tape::load(path)?;
-        for w in &tape.warnings {
-            crate::term::eprintln_escaped!("mcptape: warning: {w}");
-        }
+        torn::print_warnings(&tape.warnings);
         Ok(tape)
+    }
+
+    /// A tape of entries made elsewhere (one server's connection, for replay): it has
+    /// no [`Tape::original`] bytes.
+    pub fn from_entries(path: &Path, entries: Vec<Entry>) -> Tape {
+        Tape {
+            path: path.to_path_buf(),
+            entries,
+            warnings: Vec::new(),
+            torn: Vec::new(),
+            source: None,
+        }
+    }
+
+    /// The bytes the tape was parsed from, exactly as they were read (torn and blank
+    /// lines included, the loader's cuts undone), for a command that rewrites the tape
+    /// it loaded (`verify --update`): its lines are numbered as [`Entry::line`] is.
+    /// `None` for a tape made [`Tape::from_entries`].
+    pub fn original(&self) -> Option<Vec<u8>> {
+        let source = self.source.as_ref()?;
+        let mut bytes = source.bytes.to_vec();
+        for &at in &source.cuts {
+            bytes[at] = b',';
+        }
+        Some(bytes)
     }
 
     /// Parses tape text already in memory; `path` is used in messages.
@@ -105,6 +129,7 @@ impl Tape {
         let mut entries: Vec<Entry> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut torn = Vec::new();
+        let mut cuts = Vec::new();
         let mut start = 0;
         let mut line = 0;
         while start < buf.len() {
@@ -117,6 +142,7 @@ impl Tape {
                         Cut::At(i) => {
                             let at = start + lead + i;
                             buf[at] = b'}';
+                            cuts.push(at);
                             (Message::new(bytes::Bytes::new()), (start + lead, at + 1))
                         }
                         Cut::Owned(m) => (Message::new(m), (0, 0)),
@@ -150,6 +176,10 @@ impl Tape {
             entries,
             warnings: Vec::new(),
             torn: Vec::new(),
+            source: Some(Source {
+                bytes: shared,
+                cuts,
+            }),
         };
         if !torn.is_empty() {
             let mut grouper = Grouper::default();
@@ -242,6 +272,29 @@ mod tests {
         assert_eq!(tape.entries.len(), 5);
         assert_eq!(tape.warnings.len(), 1);
         assert!(tape.warnings[0].contains("line 6"), "{}", tape.warnings[0]);
+    }
+
+    #[test]
+    fn original_gives_back_the_bytes_loaded() {
+        // Cut entries, an entry whose `_meta` is not last, a blank CRLF line, and a torn
+        // line cut inside a UTF-8 character, ended by a later writer.
+        let mut bytes = TWO_MCPORTER.as_bytes().to_vec();
+        bytes.extend_from_slice(b"{\"_meta\":{\"dir\":\"send\",\"server\":\"a\"},\"id\":9}\n\r\n");
+        bytes.extend_from_slice(b"{\"id\":3,\"text\":\"caf\xc3\n");
+        bytes.extend_from_slice(TWO_MCPORTER.as_bytes());
+        let tape = Tape::parse(Path::new("t"), &bytes).expect("parse");
+        assert_eq!(tape.torn.len(), 1);
+        assert_eq!(tape.original().as_deref(), Some(&bytes[..]));
+        // The messages are still the loader's (cut where `_meta` was).
+        assert_eq!(
+            tape.entries[1].message.raw(),
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#
+        );
+        assert!(
+            Tape::from_entries(Path::new("t"), Vec::new())
+                .original()
+                .is_none()
+        );
     }
 
     #[test]

@@ -160,9 +160,7 @@ impl ServerTape {
     /// [`ServerTape::load`], saying on stderr what did not stop it (torn lines).
     pub fn load_warning(path: &Path, server: &str) -> Result<ServerTape, TapeError> {
         let tape = ServerTape::load(path, server)?;
-        for w in &tape.warnings {
-            eprintln!("mcptape: warning: {w}");
-        }
+        torn::print_warnings(&tape.warnings);
         Ok(tape)
     }
 
@@ -229,12 +227,7 @@ impl ServerTape {
     }
 
     fn tape_of(&self, entries: Vec<Entry>) -> Tape {
-        Tape {
-            path: self.path.clone(),
-            entries,
-            warnings: Vec::new(),
-            torn: Vec::new(),
-        }
+        Tape::from_entries(&self.path, entries)
     }
 
     /// The entries that say something about the server across its connections, as a

@@ -63,6 +63,15 @@ impl TornLine {
     }
 }
 
+/// Prints the warnings of the torn lines a reader skipped ([`TornLine::warning`]), one
+/// line each on stderr, escaped ([`crate::term::line`]): a torn line's reason may quote
+/// the tape's text. Every reader prints them through here.
+pub fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        crate::term::eprintln_escaped!("mcptape: warning: {w}");
+    }
+}
+
 /// True when `raw` is the start of a JSON object that stops before its end: what a
 /// writer cut mid-write leaves. Text broken anywhere else is not.
 pub fn is_unfinished(raw: &[u8]) -> bool {
@@ -83,26 +92,6 @@ pub fn is_unfinished(raw: &[u8]) -> bool {
         Ok(_) => false,
         Err(e) => e.classify() == serde_json::error::Category::Eof,
     }
-}
-
-/// A tape's text, where only torn lines may be cut inside a character (those are read
-/// with U+FFFD in its place); otherwise the number of the first line that is not UTF-8.
-pub fn text_of(bytes: Vec<u8>) -> Result<String, usize> {
-    let bytes = match String::from_utf8(bytes) {
-        Ok(text) => return Ok(text),
-        Err(e) => e.into_bytes(),
-    };
-    let mut out = String::with_capacity(bytes.len());
-    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-        match std::str::from_utf8(line) {
-            Ok(text) => out.push_str(text),
-            Err(_) if !line.ends_with(b"\n") || is_unfinished(line) => {
-                out.push_str(&String::from_utf8_lossy(line));
-            }
-            Err(_) => return Err(i + 1),
-        }
-    }
-    Ok(out)
 }
 
 /// The connections (indexes into `spans`) that may have written the torn line `line`.

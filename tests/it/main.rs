@@ -11,6 +11,7 @@ mod front2;
 mod http;
 mod http_limits;
 mod lifecycle;
+mod loaders;
 mod meta;
 mod record;
 mod redact;
