@@ -115,6 +115,10 @@ fn under(env: &Env, mode: &str, session: &str, api: Option<&MessagesApi>, args: 
         // The first request waits until the servers are connected (by default `-p` may
         // ask the model before their tools are known).
         .env("MCP_CONNECTION_NONBLOCKING", "0")
+        // A loaded machine (CI, or the whole suite on two cores) starts servers slowly:
+        // generous connection and tool-call deadlines, so a slow start is not a failure.
+        .env("MCP_TIMEOUT", "60000")
+        .env("MCP_TOOL_TIMEOUT", "60000")
         .env(
             "ANTHROPIC_BASE_URL",
             api.map_or("http://127.0.0.1:9".to_owned(), |a| a.url.clone()),

@@ -7,7 +7,7 @@ mod call;
 mod claude;
 mod deep;
 mod files;
-mod front2;
+mod front_edges;
 mod http;
 mod http_limits;
 mod lifecycle;
