@@ -109,6 +109,10 @@ pub struct Replay {
     recorded_tokens: HashSet<String>,
     /// Live ids of matched requests not answered yet, in order.
     awaiting: Vec<String>,
+    /// The client's recorded answers to server requests already given to it, not yet
+    /// matched: taken whenever they come (their order against independent client
+    /// messages is recorded timing, not causality).
+    owed: Vec<usize>,
     /// How the recording of the connection ended.
     ending: Ending,
     last_ts: Option<SystemTime>,
@@ -198,6 +202,7 @@ impl Replay {
             discover_answer,
             recorded_tokens,
             awaiting: Vec::new(),
+            owed: Vec::new(),
             ending,
             last_ts: None,
             diverged: None,
@@ -353,6 +358,11 @@ impl Replay {
                 }
             }
         }
+        for &a in &self.owed {
+            if !self.steps[a].done && !out.contains(&a) {
+                out.push(a);
+            }
+        }
         out
     }
 
@@ -374,6 +384,7 @@ impl Replay {
     }
 
     fn consume(&mut self, i: usize, live: &Message) {
+        self.owed.retain(|&a| a != i);
         let step = &mut self.steps[i];
         step.done = true;
         self.verdict.matched += 1;
@@ -466,6 +477,11 @@ impl Replay {
         }
         let msg = step.message.clone();
         self.steps[i].done = true;
+        if msg.kind() == Kind::Request
+            && let Some(answer) = self.pairs.answer_of(i)
+        {
+            self.owed.push(answer);
+        }
         // Progress for a token the live client never issued would reach a stranger.
         if msg.method() == Some("notifications/progress")
             && let Some(t) = message::raw_member(msg.text(), &["params", "progressToken"])

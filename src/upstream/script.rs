@@ -19,12 +19,13 @@ use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::Lifecycle;
 use crate::tape::{Connection, Direction, Tape};
 
-/// Recorded answers paired with recorded requests, by step index.
+/// Recorded answers paired with recorded requests, by step index: the client's requests
+/// with the server's answers, and the server's requests with the client's answers.
 #[derive(Debug, Default)]
 pub struct Pairs {
-    /// For an answer step (recv response or error), the request step it answers.
+    /// For an answer step (a response or error), the request step it answers.
     request_of: Vec<Option<usize>>,
-    /// For a request step (send request), the answer step that answers it.
+    /// For a request step, the answer step that answers it.
     answer_of: Vec<Option<usize>>,
     /// Request steps the tape holds no answer to and the recorded client did not cancel
     /// (`notifications/cancelled`).
@@ -37,6 +38,8 @@ impl Pairs {
         let mut pairs = Pairs::default();
         let mut pending: HashMap<&str, VecDeque<usize>> = HashMap::new();
         let mut sent: HashMap<&str, usize> = HashMap::new();
+        // Server requests and the client's answers to them: ids of their own.
+        let mut asked: HashMap<&str, VecDeque<usize>> = HashMap::new();
         for (i, (dir, msg)) in steps.enumerate() {
             pairs.request_of.push(None);
             pairs.answer_of.push(None);
@@ -59,6 +62,13 @@ impl Pairs {
                         pairs.request_of[i] = Some(req);
                         pairs.answer_of[req] = Some(i);
                         pairs.unanswered[req] = false;
+                    }
+                }
+                (Direction::Recv, Kind::Request) => asked.entry(id).or_default().push_back(i),
+                (Direction::Send, Kind::Response | Kind::Error) => {
+                    if let Some(req) = asked.get_mut(id).and_then(VecDeque::pop_front) {
+                        pairs.request_of[i] = Some(req);
+                        pairs.answer_of[req] = Some(i);
                     }
                 }
                 _ => {}

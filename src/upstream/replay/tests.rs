@@ -377,3 +377,37 @@ fn a_connection_the_server_ended_ends_in_replay_too() {
     );
     assert_eq!(r.server_gone(), Some(3));
 }
+
+#[test]
+fn the_answer_to_a_server_request_is_taken_whenever_it_comes() {
+    // Recorded: the server asked for roots, the client sent a call first and answered
+    // the roots request after. Live, the client answers at once: that order is recorded
+    // timing, not causality (seen with Claude Code against server-everything).
+    let roots = r#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#;
+    let roots_ok = r#"{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+    let call_ok = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("send", initialized),
+        ("recv", roots),
+        ("send", call),
+        ("recv", call_ok),
+        ("send", roots_ok),
+    ]);
+    let mut r = replay(&t, false);
+    assert!(r.start().is_empty());
+    assert_eq!(lines(r.on_client(INIT.as_bytes())), vec![INIT_OK]);
+    assert_eq!(lines(r.on_client(initialized.as_bytes())), vec![roots]);
+    assert!(lines(r.on_client(roots_ok.as_bytes())).is_empty());
+    assert!(!r.diverged());
+    assert_eq!(lines(r.on_client(call.as_bytes())), vec![call_ok]);
+    let v = r.finish();
+    assert!(
+        v.mismatch.is_none() && v.leftovers.is_empty(),
+        "{}",
+        v.describe()
+    );
+}
