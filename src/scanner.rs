@@ -442,7 +442,9 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
                 None => return,
             }
         } else {
-            Cow::Borrowed(&raw[1..raw.len().saturating_sub(1).max(1)])
+            // Quotes off (a text cut inside its last string has no closing one).
+            let inner = raw.strip_prefix('"').unwrap_or(raw);
+            Cow::Borrowed(inner.strip_suffix('"').unwrap_or(inner))
         };
         let trimmed = decoded.trim_start();
         if nesting < MAX_NESTED_JSON
@@ -560,6 +562,8 @@ mod tests {
             "[[[[",
             "{\"k\"",
             "{\"pass\":\u{e9}\u{e9}}",
+            // Found by the fuzzer too: a text cut inside its last string, mid-character.
+            "{\"conn\":\"833\u{316}",
         ] {
             let _ = r.message(text);
             let _ = r.findings(text);
