@@ -64,7 +64,7 @@ impl Endings {
         }
         let abandoned = tasks.len();
         if abandoned > 0 {
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: warning: {abandoned} upstream session(s) not deleted within {} s of the stop signal",
                 grace.as_secs()
             );

@@ -476,9 +476,11 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
     if !local.ip().is_loopback() {
-        eprintln!("mcptape: warning: listening on {local}, which is not a loopback address");
+        crate::term::eprintln_escaped!(
+            "mcptape: warning: listening on {local}, which is not a loopback address"
+        );
     }
-    eprintln!("mcptape: listening on http://{local}/mcp (server `{server}`)");
+    crate::term::eprintln_escaped!("mcptape: listening on http://{local}/mcp (server `{server}`)");
     let claims = match &source {
         Source::Replay { report: None, .. } => tempfile::tempdir().ok(),
         _ => None,

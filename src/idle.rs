@@ -91,7 +91,7 @@ pub fn expired<T>(
         },
     );
     if !ids.is_empty() {
-        eprintln!(
+        crate::term::eprintln_escaped!(
             "mcptape: ended {} idle session(s) (--session-idle)",
             ids.len()
         );

@@ -139,7 +139,7 @@ impl Acceptor {
                 Ok(permit) => permit,
                 Err(_) => {
                     if !std::mem::replace(&mut self.said_full, true) {
-                        eprintln!(
+                        crate::term::eprintln_escaped!(
                             "mcptape: warning: {} connections open (--max-connections); further connections wait until one closes",
                             self.max
                         );
@@ -163,7 +163,7 @@ impl Acceptor {
                         AcceptError::Transient => {}
                         AcceptError::OutOfDescriptors => {
                             if !std::mem::replace(&mut self.said_fds, true) {
-                                eprintln!(
+                                crate::term::eprintln_escaped!(
                                     "mcptape: warning: cannot accept a connection: out of file descriptors ({e}); pausing accepts, up to {} s at a time",
                                     MAX_BACKOFF.as_secs()
                                 );
@@ -171,7 +171,7 @@ impl Acceptor {
                         }
                         AcceptError::Other => {
                             if !std::mem::replace(&mut self.said_other, true) {
-                                eprintln!(
+                                crate::term::eprintln_escaped!(
                                     "mcptape: warning: cannot accept a connection ({e}); pausing accepts, up to {} s at a time",
                                     MAX_BACKOFF.as_secs()
                                 );

@@ -106,7 +106,7 @@ impl ModeEnv {
         // Under `record`, the parent already said it once.
         if self.source == Source::Own {
             for w in warnings {
-                eprintln!("mcptape: warning: {w}");
+                crate::term::eprintln_escaped!("mcptape: warning: {w}");
             }
         }
         let max_bytes = self.get(ENV_MAX_BYTES).and_then(|v| v.parse().ok());

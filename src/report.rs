@@ -59,7 +59,7 @@ impl ReportDir {
         if !done && let Some(dir) = self.dir.take() {
             let kept: PathBuf = dir.keep();
             self.kept = Some(kept.clone());
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: warning: some proxies were still running {}s after the command exited; what they report later in `{}` is not counted",
                 PROXY_WAIT.as_secs(),
                 kept.display()
@@ -84,7 +84,7 @@ pub fn leave_problem(dir: &Path, server: &str, problem: &str) {
     let report = json!({"server": server, "error": problem});
     let path = dir.join(format!("record-{}.json", std::process::id()));
     if let Err(e) = std::fs::write(&path, report.to_string()) {
-        eprintln!(
+        crate::term::eprintln_escaped!(
             "mcptape: cannot leave a report in `{}`: {e}",
             path.display()
         );

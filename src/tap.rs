@@ -137,7 +137,7 @@ impl Tap {
                 path: self.path,
                 message,
             };
-            eprintln!("mcptape: error: {error}");
+            crate::term::eprintln_escaped!("mcptape: error: {error}");
             TapOutcome {
                 entries: 0,
                 error: Some(error),

@@ -119,7 +119,7 @@ impl Conversation<'_> {
                 config_ok?;
                 store::ensure_dir(&tape)?;
                 let writer = TapeWriter::open(&tape)?.limit(recording.max_bytes);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: recording server `{}` into `{}` ({source})",
                     self.server,
                     tape.display()
@@ -154,7 +154,7 @@ impl Conversation<'_> {
                         report,
                     });
                 }
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
                     self.server,
                     tape.display()
@@ -426,7 +426,9 @@ fn print_reply(server: &str, tool: &str, reply: &Reply, output: Output) -> u8 {
         Output::Text => print!("{}", crate::term::block(&render(result))),
     }
     if failed {
-        eprintln!("error: tool `{tool}` of server `{server}` answered isError: true");
+        crate::term::eprintln_escaped!(
+            "error: tool `{tool}` of server `{server}` answered isError: true"
+        );
         return EXIT_FAILED;
     }
     0

@@ -36,8 +36,50 @@ impl Cli {
 pub fn print_exports(vars: &[(&str, Option<String>)]) {
     for (name, value) in vars {
         match value {
-            Some(v) => println!("export {name}='{}'", v.replace('\'', r"'\''")),
+            Some(v) => println!("export {name}={}", shell_quote(v)),
             None => println!("unset {name}"),
         }
+    }
+}
+
+/// `value` quoted for a POSIX shell: `'…'`, or — when it holds a character a terminal
+/// would obey ([`crate::term::is_dangerous`]) — bash/zsh's `$'…'` with those characters'
+/// bytes as `\xHH`, so the line is still exact and never drives the terminal.
+pub fn shell_quote(value: &str) -> String {
+    if !value.chars().any(crate::term::is_dangerous) {
+        return format!("'{}'", value.replace('\'', r"'\''"));
+    }
+    let mut out = String::from("$'");
+    for c in value.chars() {
+        match c {
+            '\\' | '\'' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if crate::term::is_dangerous(c) => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn exported_values_are_exact_and_never_drive_a_terminal() {
+        assert_eq!(shell_quote("/tmp/a b"), "'/tmp/a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(
+            shell_quote("d\u{1b}]0;X\u{7}\u{9b}'\\"),
+            r"$'d\x1b]0;X\x07\xc2\x9b\'\\'"
+        );
     }
 }

@@ -48,7 +48,7 @@ impl cli::Proxy {
             },
         };
         if derived {
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: server name `{server}` (derived from the command; --server NAME sets it)"
             );
         }
@@ -105,7 +105,7 @@ impl cli::Proxy {
                         return code.map(|c| ExitCode::from(with_recording(c, false)));
                     }
                 };
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: recording server `{server}` into `{}` ({source})",
                     tape.display()
                 );
@@ -116,7 +116,7 @@ impl cli::Proxy {
                     let problem = crate::error::chain(err);
                     match &report {
                         Some(dir) => report::leave_problem(dir, &server, &problem),
-                        None => eprintln!(
+                        None => crate::term::eprintln_escaped!(
                             "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
                         ),
                     }
@@ -130,7 +130,7 @@ impl cli::Proxy {
                 settings,
             } => {
                 let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, &server)?);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
                 );
@@ -181,7 +181,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
     match report {
         Some(dir) => {
             if let Err(e) = verdict.leave(dir) {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: cannot leave the verdict in `{}`: {e}",
                     dir.display()
                 );
@@ -228,7 +228,7 @@ impl cli::Proxy {
                 source,
             } => {
                 let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, server)?);
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
                 );
@@ -252,7 +252,7 @@ impl cli::Proxy {
                 let record = match store::ensure_dir(&tape).and_then(|()| TapeWriter::open(&tape)) {
                     Ok(writer) => {
                         drop(writer);
-                        eprintln!(
+                        crate::term::eprintln_escaped!(
                             "mcptape: recording server `{server}` into `{}` ({source})",
                             tape.display()
                         );
@@ -317,7 +317,7 @@ impl cli::Proxy {
         for problem in &served.tape_errors {
             match &report {
                 Some(dir) => report::leave_problem(dir, server, problem),
-                None => eprintln!(
+                None => crate::term::eprintln_escaped!(
                     "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
                 ),
             }

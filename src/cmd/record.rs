@@ -25,7 +25,10 @@ impl cli::Record {
         }
         let tape = mode::session_path(&self.session)?;
         if let Some(prev) = store::start_fresh(&tape)? {
-            eprintln!("mcptape: the previous tape is kept as `{}`", prev.display());
+            crate::term::eprintln_escaped!(
+                "mcptape: the previous tape is kept as `{}`",
+                prev.display()
+            );
         }
         let servers = self.servers.join(",");
         if self.command.is_empty() {

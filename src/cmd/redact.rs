@@ -21,7 +21,7 @@ impl cli::Redact {
     pub fn run(self) -> Result<ExitCode> {
         let (redactor, warnings) = Redactor::from_env(&|name| std::env::var(name).ok());
         for w in warnings {
-            eprintln!("mcptape: warning: {w}");
+            crate::term::eprintln_escaped!("mcptape: warning: {w}");
         }
         let mut dirty = false;
         for session in &self.sessions {
@@ -161,7 +161,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
                 writeln!(stdout, "{}", crate::term::line(f)).map_err(Error::Stdout)?;
             }
             if findings.is_empty() {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: nothing in `{}` looks like a secret",
                     path.display()
                 );
@@ -169,7 +169,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
             }
             let secrets = findings.len() - possible;
             if secrets > 0 {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
                     secrets,
                     if secrets == 1 { "" } else { "s" },
@@ -178,7 +178,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
                 );
             }
             if possible > 0 {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: {} value{} in `{}` hold{} possible secrets (high-entropy tokens): review them; --strict fails on them",
                     possible,
                     if possible == 1 { "" } else { "s" },
@@ -191,7 +191,7 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
         if changed > 0 {
             store::replace_file(&path, &out)?;
         }
-        eprintln!(
+        crate::term::eprintln_escaped!(
             "mcptape: redacted {changed} entr{} of `{}`",
             if changed == 1 { "y" } else { "ies" },
             path.display()

@@ -101,7 +101,7 @@ impl cli::Replay {
             }
         }
         if verdicts.is_empty() {
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
             );
         }

@@ -104,7 +104,7 @@ impl cli::Verify {
         runtime.shutdown_background();
         for (glob, hit) in opts.ignore.iter().zip(&used) {
             if !hit {
-                eprintln!(
+                crate::term::eprintln_escaped!(
                     "mcptape: warning: --ignore `{}` matched nothing in any answer (a typo?)",
                     glob.as_str()
                 );
@@ -145,7 +145,7 @@ impl cli::Verify {
         let differ = outcomes.iter().any(|o| o.class.is_difference());
         if self.update && !broken {
             let changed = update(&tape, &outcomes)?;
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: --update: rewrote {changed} recorded answer{} in `{}` (previous tape kept as `{}`)",
                 if changed == 1 { "" } else { "s" },
                 path.display(),
@@ -366,7 +366,7 @@ fn write_receipt(
         Ok(()) => Ok(()),
         Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused { path, why }),
         Err(safety::OpenError::Io(e)) => {
-            eprintln!(
+            crate::term::eprintln_escaped!(
                 "mcptape: warning: cannot write the receipt `{}`: {e}",
                 path.display()
             );

@@ -371,3 +371,22 @@ fn a_rebinding_host_gets_403_and_localhost_passes() {
     assert!(hostless.contains("Host header is required"), "{hostless}");
     assert!(front.stop().success());
 }
+
+#[test]
+fn negative_limits_are_refused_naming_their_flag() {
+    let env = Env::new();
+    for flag in [
+        "--header-timeout",
+        "--body-timeout",
+        "--session-idle",
+        "--max-connections",
+    ] {
+        let out = run(env.mcptape(["proxy", "--listen", "0", flag, "-1", "--", "x"]));
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!("for '{flag}")),
+            "{flag}: {}",
+            text(&out)
+        );
+    }
+}

@@ -341,3 +341,41 @@ fn tools_and_the_notifications_shown_meanwhile_are_escaped() {
     let tools: Value = serde_json::from_slice(&out.stdout).expect("tools --json is JSON");
     assert_eq!(tools[0]["description"], HOSTILE);
 }
+
+#[test]
+fn a_hostile_tape_path_is_escaped_in_every_message_and_export_line() {
+    let env = Env::new();
+    let dir = env.path("d\u{1b}]0;X\u{7}\u{9b}");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let tape = dir.join("a.ndjson");
+    let tape = tape.to_str().expect("utf8");
+    // The export lines of `record` without a command.
+    let out = run(env.mcptape(["record", tape]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_clean("record's export lines", &out.stdout);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(r"$'"),
+        "{}",
+        text(&out)
+    );
+    // A proxy recording there, then replaying from there.
+    for mode in ["--record", "--replay"] {
+        let mut cmd = env.mcptape([
+            "proxy",
+            mode,
+            tape,
+            "--server",
+            "ex",
+            "--",
+            &example_server(),
+        ]);
+        cmd.stdin(std::process::Stdio::null());
+        let out = run(cmd);
+        assert_clean(&format!("proxy {mode}'s messages"), &out.stderr);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(r"\x1b"),
+            "{}",
+            text(&out)
+        );
+    }
+}

@@ -89,7 +89,10 @@ pub fn summary(msg: &Message) -> String {
 }
 
 /// An error response to `id` (raw JSON), as a line.
+///
+/// The text is written with C1 and bidi controls as `\u` escapes (the same JSON): a
+/// client may well print a divergence for a person, and it quotes the tape.
 pub fn error_line(id: &str, code: i64, text: &str) -> Vec<u8> {
-    let msg = json!({"code": code, "message": text});
+    let msg = crate::term::json_compact(&json!({"code": code, "message": text}));
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{msg}}}\n").into_bytes()
 }

@@ -411,3 +411,15 @@ fn the_answer_to_a_server_request_is_taken_whenever_it_comes() {
         v.describe()
     );
 }
+
+#[test]
+fn an_error_line_escapes_what_would_drive_a_terminal() {
+    let line = error_line("1", DIVERGED_CODE, "tape says \u{9b}2J \u{202e}x");
+    let text = String::from_utf8(line).expect("utf8");
+    assert!(
+        !text.contains('\u{9b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).expect("still JSON");
+    assert_eq!(v["error"]["message"], "tape says \u{9b}2J \u{202e}x");
+}
