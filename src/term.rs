@@ -117,15 +117,27 @@ fn write_json<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Strin
 
 /// Writes a string fragment with each dangerous character as a `\uXXXX` escape.
 fn escaped_fragment<W: ?Sized + io::Write>(writer: &mut W, fragment: &str) -> io::Result<()> {
+    escape_into(writer, fragment, false)
+}
+
+/// Writes `fragment` with each dangerous character as `\uXXXX`; with `raw` (a fragment of
+/// JSON text, where a C0 control can only be whitespace between tokens) a tab, newline
+/// or carriage return becomes a space instead: the same JSON, and no escape outside a
+/// string, where it would not be JSON.
+fn escape_into<W: ?Sized + io::Write>(writer: &mut W, fragment: &str, raw: bool) -> io::Result<()> {
     let mut start = 0;
     for (i, c) in fragment.char_indices() {
         if !is_dangerous(c) {
             continue;
         }
         writer.write_all(&fragment.as_bytes()[start..i])?;
-        let mut units = [0u16; 2];
-        for unit in c.encode_utf16(&mut units) {
-            write!(writer, "\\u{unit:04x}")?;
+        if raw && matches!(c, '\t' | '\n' | '\r') {
+            writer.write_all(b" ")?;
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
         }
         start = i + c.len_utf8();
     }
@@ -184,14 +196,14 @@ impl<F: Formatter> Formatter for Escaping<F> {
         escaped_fragment(writer, fragment)
     }
 
-    /// Raw JSON text (`RawValue`): these characters can only occur inside its strings,
-    /// where the escape means the same character.
+    /// Raw JSON text (`RawValue`): C1 and bidi controls can only occur inside its strings,
+    /// where the escape means the same character; C0 ones only as whitespace.
     fn write_raw_fragment<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        escaped_fragment(writer, fragment)
+        escape_into(writer, fragment, true)
     }
 }
 
@@ -199,6 +211,17 @@ impl<F: Formatter> Formatter for Escaping<F> {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn raw_json_keeps_its_whitespace_json() {
+        let raw: Box<serde_json::value::RawValue> =
+            serde_json::value::RawValue::from_string("{\"a\":\r\n\t\"\u{9b}\"}".into())
+                .expect("raw");
+        let text = json_compact(&raw);
+        assert!(!text.chars().any(is_dangerous), "{text:?}");
+        let v: Value = serde_json::from_str(&text).expect("still JSON");
+        assert_eq!(v["a"], "\u{9b}");
+    }
 
     #[test]
     fn plain_text_is_borrowed() {
