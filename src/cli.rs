@@ -36,21 +36,6 @@ fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
     }
 }
 
-/// The longest `--timeout` accepted: one day, in seconds.
-pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
-
-/// `--timeout`: a finite, positive number of seconds, at most [`MAX_TIMEOUT_SECS`]
-/// (`inf`, `nan`, `1e30`, `0` and negatives are refused here, before anything runs).
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS => Ok(secs),
-        Ok(_) => Err(format!(
-            "`{text}` is not a number of seconds greater than 0 and at most {MAX_TIMEOUT_SECS}"
-        )),
-        Err(e) => Err(format!("`{text}` is not a number of seconds: {e}")),
-    }
-}
-
 /// The default of `record --max-bytes`: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
@@ -262,7 +247,7 @@ pub struct Client {
     #[allow(missing_docs)]
     pub config: ConfigArg,
     /// Give up after this many seconds (exit 124); more than 0, at most 86400.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::duration::seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// Record into this session or tape path, whatever the environment says.
     #[arg(long, value_name = "SESSION")]
@@ -344,7 +329,7 @@ pub struct Verify {
     pub update: bool,
     /// Seconds a call may take before it counts as unanswered (a new error); more than
     /// 0, at most 86400.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = crate::duration::seconds, allow_negative_numbers = true)]
     pub timeout: f64,
     /// A live Streamable HTTP server to verify, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -419,15 +404,15 @@ pub struct FrontLimits {
     pub max_connections: usize,
     /// Close a connection that has not sent a request's whole header in this time (also
     /// an idle keep-alive connection). `250ms`, `10s`, `1m`; a bare number is seconds.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = crate::listen::DEFAULT_HEADER_TIMEOUT, value_parser = crate::listen::parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = crate::listen::DEFAULT_HEADER_TIMEOUT, value_parser = crate::duration::parse, allow_negative_numbers = true)]
     pub header_timeout: std::time::Duration,
     /// Answer `408` and close the connection when a request's whole body has not arrived
     /// in this time.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = crate::listen::DEFAULT_BODY_TIMEOUT, value_parser = crate::listen::parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = crate::listen::DEFAULT_BODY_TIMEOUT, value_parser = crate::duration::parse, allow_negative_numbers = true)]
     pub body_timeout: std::time::Duration,
     /// End a session with no request and no open stream for this long (its upstream
     /// session is deleted, its tape connection closed); its id then gets `404`. `0`:
     /// never.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = crate::listen::DEFAULT_SESSION_IDLE, value_parser = crate::listen::parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = crate::listen::DEFAULT_SESSION_IDLE, value_parser = crate::duration::parse, allow_negative_numbers = true)]
     pub session_idle: std::time::Duration,
 }

@@ -23,6 +23,7 @@
 //!   `redact --check`'s guess at secrets no rule knows.
 //! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
 //!   errors and the exit-code table.
+//! - [`duration`] checks every duration flag as it is parsed.
 //! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
 //!   a marker; the redactor's scanner is iterative at any depth.
 
@@ -31,6 +32,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod depth;
+pub mod duration;
 pub mod endings;
 pub mod entropy;
 pub mod error;

@@ -81,21 +81,6 @@ impl Limits {
     }
 }
 
-/// Parses a duration flag: `250ms`, `30s`, `10m`, `1h`, or a bare number of seconds; at
-/// most one day (as `--timeout`: [`cli::MAX_TIMEOUT_SECS`]), so no deadline overflows.
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let text = text.trim();
-    let d = match text.parse::<u64>() {
-        Ok(secs) => Duration::from_secs(secs),
-        Err(_) => humantime::parse_duration(text)
-            .map_err(|e| format!("`{text}` is not a duration (`30s`, `10m`, `250ms`): {e}"))?,
-    };
-    if d.as_secs_f64() > cli::MAX_TIMEOUT_SECS {
-        return Err(format!("`{text}` is longer than one day"));
-    }
-    Ok(d)
-}
-
 /// The HTTP/1 server settings every connection gets: the header read timeout (which
 /// needs hyper's timer to take effect at all).
 pub fn http1(limits: &Limits) -> http1::Builder {
@@ -241,16 +226,6 @@ impl AcceptError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_take_units_or_bare_seconds() {
-        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
-        assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("25h").is_err());
-        assert!(parse_duration("99999999999999999999h").is_err());
-    }
 
     fn io(e: nix::errno::Errno) -> std::io::Error {
         std::io::Error::from_raw_os_error(e as i32)
