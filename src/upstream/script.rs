@@ -11,13 +11,22 @@
 //! tape (and that the recorded client did not cancel) was cut off, not unanswered, and a
 //! client message past the script's end may be one the tape lost. A connection with a
 //! close is whole: what it does not hold did not happen.
+//!
+//! Except for the messages it lost on the way: a line over the recorder's
+//! `--max-line-bytes` is kept only as a `$transport/oversize` entry (its direction, size
+//! and a prefix). A lost client message ends the script there, like a cut
+//! ([`Ending::LostClient`]): the live client's message can never match it, and nothing
+//! recorded after it can be trusted to follow from what the live client sends. A lost
+//! server message ([`Lost`]) may be any answer the tape lacks: a request sent before it
+//! that the tape holds no answer to lost its answer, whole recording or not.
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::message::{self, Kind, Message};
 use crate::tape::close::{Close, CloseReason, CloseStatus};
-use crate::tape::lifecycle::Lifecycle;
+use crate::tape::lifecycle::{Lifecycle, Oversize};
 use crate::tape::{Connection, Direction, Tape};
+use crate::verdict::Leftover;
 
 /// Recorded answers paired with recorded requests, by step index: the client's requests
 /// with the server's answers, and the server's requests with the client's answers.
@@ -103,6 +112,9 @@ pub enum Ending {
     Truncated(usize),
     /// No close: the recording stops after this tape line (a crash, a kill, a torn line).
     Cut(usize),
+    /// A client message at this tape line was too long to record (`$transport/oversize`):
+    /// the script ends before it.
+    LostClient(usize, Oversize),
 }
 
 impl Ending {
@@ -114,6 +126,9 @@ impl Ending {
             match Lifecycle::of(e) {
                 Some(Lifecycle::Close(close)) => return Ending::Closed(close),
                 Some(Lifecycle::Truncated) => return Ending::Truncated(e.line),
+                Some(Lifecycle::Oversize(o)) if o.from_client() => {
+                    return Ending::LostClient(e.line, o);
+                }
                 _ => {}
             }
         }
@@ -129,6 +144,30 @@ impl Ending {
             }) => Some(format!(
                 "the recorded close status ({what}) is no process's exit status: replayed as a failure, exit status 1"
             )),
+            _ => None,
+        }
+    }
+
+    /// True when the entry at tape line `line` is part of the script: false past a lost
+    /// client message.
+    pub fn keeps(&self, line: usize) -> bool {
+        match self {
+            Ending::LostClient(at, _) => line < *at,
+            _ => true,
+        }
+    }
+
+    /// The lost client message as a leftover, for a client that hung up before sending
+    /// anything where it was: the recorded client sent it, the live one did not.
+    pub fn leftover(&self) -> Option<Leftover> {
+        match self {
+            Ending::LostClient(line, o) => Some(Leftover {
+                line: *line,
+                summary: format!(
+                    "a client message too long to record (`$transport/oversize`, {})",
+                    o.size()
+                ),
+            }),
             _ => None,
         }
     }
@@ -159,7 +198,38 @@ impl Ending {
             Ending::Cut(line) => format!(
                 "the recording was cut after tape line {line} (no `$transport/close`: a crash, a kill or a torn last line)"
             ),
+            Ending::LostClient(line, o) => format!(
+                "the tape lost the client's message at tape line {line} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`)",
+                o.size()
+            ),
         }
+    }
+}
+
+/// The server messages a connection's recording lost: lines kept only as
+/// `$transport/oversize` entries, by tape line.
+#[derive(Debug, Default)]
+pub struct Lost(Vec<(usize, Oversize)>);
+
+impl Lost {
+    /// The server messages `conn`, one of `tape`'s connections, lost.
+    pub fn of(tape: &Tape, conn: &Connection) -> Lost {
+        let entries = conn.entries.iter().map(|&i| &tape.entries[i]);
+        let lost = entries.filter_map(|e| match Lifecycle::of(e) {
+            Some(Lifecycle::Oversize(o)) if o.from_server() => Some((e.line, o)),
+            _ => None,
+        });
+        Lost(lost.collect())
+    }
+
+    /// Why a request recorded at tape line `line`, with no answer on the tape, lost its
+    /// answer: the first server message lost after it, which may be that answer.
+    pub fn answer_to(&self, line: usize) -> Option<String> {
+        let (at, o) = self.0.iter().find(|(at, _)| *at > line)?;
+        Some(format!(
+            "the tape lost the server's message at tape line {at} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`), which may be that answer",
+            o.size()
+        ))
     }
 }
 
