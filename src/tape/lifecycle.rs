@@ -136,9 +136,9 @@ impl Lifecycle {
                 Lifecycle::Close(Close::from_params(&entry.message.value()["params"]))
             }
             LifecycleKind::Truncated => Lifecycle::Truncated,
-            LifecycleKind::Oversize => Lifecycle::Oversize(Oversize::from_params(
-                &entry.message.value()["params"],
-            )),
+            LifecycleKind::Oversize => {
+                Lifecycle::Oversize(Oversize::from_params(&entry.message.value()["params"]))
+            }
             other => Lifecycle::Other(other),
         })
     }

@@ -205,8 +205,8 @@ impl Replay {
             recorded_tokens,
             awaiting: Vec::new(),
             owed: Vec::new(),
+            lost: Lost::of(tape, conn, &ending),
             ending,
-            lost: Lost::of(tape, conn),
             last_ts: None,
             diverged: None,
             verdict: Verdict {

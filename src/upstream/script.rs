@@ -18,7 +18,9 @@
 //! ([`Ending::LostClient`]): the live client's message can never match it, and nothing
 //! recorded after it can be trusted to follow from what the live client sends. A lost
 //! server message ([`Lost`]) may be any answer the tape lacks: a request sent before it
-//! that the tape holds no answer to lost its answer, whole recording or not.
+//! that the tape holds no answer to lost its answer, whole recording or not. When the
+//! recorded client later answers a request the tape does not hold, the lost message was
+//! that server request, and the script ends before it ([`Ending::LostRequest`]).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -115,12 +117,19 @@ pub enum Ending {
     /// A client message at this tape line was too long to record (`$transport/oversize`):
     /// the script ends before it.
     LostClient(usize, Oversize),
+    /// A server message at this tape line was too long to record, and the recorded
+    /// client then answered a request the tape does not hold: it was a server request
+    /// (sampling, elicitation, roots), and the script ends before it.
+    LostRequest(usize, Oversize),
 }
 
 impl Ending {
     /// How `conn`, one of `tape`'s connections, ended.
     pub fn of(tape: &Tape, conn: &Connection) -> Ending {
         let mut last = 0;
+        // The server's requests not answered yet, by id; the latest server message lost.
+        let mut asked: HashMap<&str, usize> = HashMap::new();
+        let mut lost = None;
         for e in conn.entries.iter().map(|&i| &tape.entries[i]) {
             last = e.line;
             match Lifecycle::of(e) {
@@ -129,6 +138,22 @@ impl Ending {
                 Some(Lifecycle::Oversize(o)) if o.from_client() => {
                     return Ending::LostClient(e.line, o);
                 }
+                Some(Lifecycle::Oversize(o)) => lost = Some((e.line, o)),
+                _ => {}
+            }
+            let (Some(id), kind) = (e.message.id(), e.message.kind()) else {
+                continue;
+            };
+            match (e.meta.dir, kind) {
+                (Direction::Recv, Kind::Request) => *asked.entry(id).or_default() += 1,
+                (Direction::Send, Kind::Response | Kind::Error) => match asked.get_mut(id) {
+                    Some(n) if *n > 0 => *n -= 1,
+                    _ => {
+                        if let Some((at, o)) = lost {
+                            return Ending::LostRequest(at, o);
+                        }
+                    }
+                },
                 _ => {}
             }
         }
@@ -152,7 +177,7 @@ impl Ending {
     /// client message.
     pub fn keeps(&self, line: usize) -> bool {
         match self {
-            Ending::LostClient(at, _) => line < *at,
+            Ending::LostClient(at, _) | Ending::LostRequest(at, _) => line < *at,
             _ => true,
         }
     }
@@ -165,6 +190,13 @@ impl Ending {
                 line: *line,
                 summary: format!(
                     "a client message too long to record (`$transport/oversize`, {})",
+                    o.size()
+                ),
+            }),
+            Ending::LostRequest(line, o) => Some(Leftover {
+                line: *line,
+                summary: format!(
+                    "the client's answer to a server request too long to record (`$transport/oversize`, {})",
                     o.size()
                 ),
             }),
@@ -202,6 +234,10 @@ impl Ending {
                 "the tape lost the client's message at tape line {line} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`)",
                 o.size()
             ),
+            Ending::LostRequest(line, o) => format!(
+                "the tape lost the server's message at tape line {line} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`), a request the recorded client answered",
+                o.size()
+            ),
         }
     }
 }
@@ -212,11 +248,18 @@ impl Ending {
 pub struct Lost(Vec<(usize, Oversize)>);
 
 impl Lost {
-    /// The server messages `conn`, one of `tape`'s connections, lost.
-    pub fn of(tape: &Tape, conn: &Connection) -> Lost {
+    /// The server messages `conn`, one of `tape`'s connections, lost, but for the one
+    /// its `ending` knows was a server request.
+    pub fn of(tape: &Tape, conn: &Connection, ending: &Ending) -> Lost {
+        let request = match ending {
+            Ending::LostRequest(at, _) => Some(*at),
+            _ => None,
+        };
         let entries = conn.entries.iter().map(|&i| &tape.entries[i]);
         let lost = entries.filter_map(|e| match Lifecycle::of(e) {
-            Some(Lifecycle::Oversize(o)) if o.from_server() => Some((e.line, o)),
+            Some(Lifecycle::Oversize(o)) if o.from_server() && request != Some(e.line) => {
+                Some((e.line, o))
+            }
             _ => None,
         });
         Lost(lost.collect())
@@ -289,5 +332,64 @@ mod tests {
         let closed = ending(&[call, gone]);
         assert!(!closed.is_cut());
         assert_eq!(closed.server_exit(), Some(1), "256 is no exit status");
+    }
+
+    #[test]
+    fn lost_messages_end_the_script_or_lose_an_answer() {
+        let line = |m: &str, dir: &str| {
+            format!(r#"{{"jsonrpc":"2.0",{m},"_meta":{{"dir":"{dir}","server":"s","conn":"c"}}}}"#)
+        };
+        let lost = |dir: &str| {
+            line(
+                &format!(r#""method":"$transport/oversize","params":{{{dir}"bytes":9}}"#),
+                "lifecycle",
+            )
+        };
+        let close = line(
+            r#""method":"$transport/close","params":{"exitCode":0}"#,
+            "lifecycle",
+        );
+        let tape = |lines: &[String]| {
+            Tape::parse(Path::new("t"), lines.join("\n").as_bytes()).expect("tape")
+        };
+        let call = line(r#""id":1,"method":"x""#, "send");
+        let sampled = line(r#""id":0,"result":{}"#, "send");
+        let asked = line(r#""id":0,"method":"sampling/createMessage""#, "recv");
+        let of = |t: &Tape| Ending::of(t, &t.connections()[0]);
+        let some = Oversize {
+            dir: Some(Direction::Recv),
+            bytes: Some(9),
+        };
+        // A lost server message: an answer to what came before it, not an ending.
+        let t = tape(&[call.clone(), lost(r#""dir":"recv","#), close.clone()]);
+        assert!(!of(&t).is_cut());
+        let why = Lost::of(&t, &t.connections()[0], &of(&t)).answer_to(1);
+        assert!(why.is_some_and(|w| w.contains("tape line 2")));
+        assert_eq!(
+            Lost::of(&t, &t.connections()[0], &of(&t)).answer_to(2),
+            None
+        );
+        // Then a client answer to no recorded request: it was a server request.
+        let t = tape(&[
+            call.clone(),
+            lost(r#""dir":"recv","#),
+            sampled.clone(),
+            close.clone(),
+        ]);
+        assert_eq!(of(&t), Ending::LostRequest(2, some));
+        assert!(!of(&t).keeps(2) && of(&t).keeps(1));
+        assert_eq!(
+            Lost::of(&t, &t.connections()[0], &of(&t)).answer_to(1),
+            None
+        );
+        // An answer to a recorded server request is no sign of anything.
+        let t = tape(&[lost(r#""dir":"recv","#), asked, sampled, close.clone()]);
+        assert!(!of(&t).is_cut());
+        // A lost client message, or one whose side the entry does not say.
+        for dir in [r#""dir":"send","#, ""] {
+            let t = tape(&[call.clone(), lost(dir), close.clone()]);
+            assert!(matches!(of(&t), Ending::LostClient(2, _)), "{dir}");
+            assert!(of(&t).leftover().is_some_and(|l| l.line == 2));
+        }
     }
 }

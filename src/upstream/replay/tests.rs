@@ -413,8 +413,7 @@ fn the_answer_to_a_server_request_is_taken_whenever_it_comes() {
 }
 
 const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}"#;
-const CLOSE: &str =
-    r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":0,"reason":"client closed"}}"#;
+const CLOSE: &str = r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":0,"reason":"client closed"}}"#;
 
 fn oversize(dir: &str) -> String {
     format!(
@@ -497,4 +496,35 @@ fn a_client_message_too_long_to_record_ends_the_script_before_it() {
     assert_eq!(v.leftovers.len(), 1, "{v:?}");
     assert_eq!(v.leftovers[0].line, 3);
     assert!(v.leftovers[0].summary.contains("too long to record"));
+}
+
+#[test]
+fn a_server_request_too_long_to_record_ends_the_script_before_it() {
+    let lost = oversize("recv");
+    // The recorded client answered the lost sampling request (id 0 of the server's).
+    let answered = r#"{"jsonrpc":"2.0","id":0,"result":{"role":"assistant"}}"#;
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("send", CALL),
+        ("lifecycle", &lost),
+        ("send", answered),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+        ),
+        ("lifecycle", CLOSE),
+    ]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    let out = lines(r.on_client(CALL.as_bytes()));
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 1, "{out:?}");
+    let text = err["error"]["message"].as_str().expect("message");
+    assert!(
+        text.contains("the tape lost the server's message at tape line 4")
+            && text.contains("a request the recorded client answered"),
+        "{text}"
+    );
+    assert!(r.finish().tape_end.is_some());
 }
