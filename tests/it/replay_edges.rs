@@ -312,7 +312,10 @@ fn a_close_status_no_process_can_have_replays_as_a_failure() {
 /// proxy with `--max-line-bytes 1000` into `tape`.
 fn record_oversize(env: &Env, tape: &Path, call: &str) {
     let mut cmd = env.mcptape(["proxy", "--max-line-bytes", "1000", "--server", "example"]);
-    cmd.arg("--record").arg(tape).arg("--").arg(example_server());
+    cmd.arg("--record")
+        .arg(tape)
+        .arg("--")
+        .arg(example_server());
     let mut p = Proc::spawn(&mut cmd);
     p.send(INIT);
     p.recv();
@@ -358,7 +361,11 @@ fn an_answer_too_long_to_record_ends_the_tape_instead_of_hanging() {
     let lost = lifecycle(&entries, "$transport/oversize");
     assert_eq!(lost.len(), 1, "{entries:?}");
     assert_eq!(lost[0]["params"]["dir"], "recv");
-    assert_eq!(lifecycle(&entries, "$transport/close").len(), 1, "a whole recording");
+    assert_eq!(
+        lifecycle(&entries, "$transport/close").len(),
+        1,
+        "a whole recording"
+    );
     assert_tape_ends_at_call(
         &env,
         &tape,

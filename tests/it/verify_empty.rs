@@ -23,6 +23,9 @@ fn verify_on_an_empty_tape_says_it_is_empty() {
         );
         assert!(stderr.contains(&want), "{server:?}: {stderr}");
         assert!(!stderr.contains("several servers"), "{stderr}");
-        assert!(!stderr.contains("holds no connection of server"), "{stderr}");
+        assert!(
+            !stderr.contains("holds no connection of server"),
+            "{stderr}"
+        );
     }
 }
