@@ -119,7 +119,8 @@ pub struct Proxy {
     #[allow(missing_docs)]
     pub matching: Matching,
     /// Lines longer than this are forwarded as they stream and recorded as their length
-    /// and a prefix (a `$transport/oversize` entry).
+    /// and a prefix (a `$transport/oversize` entry): the tape loses that message, and
+    /// replay ends the tape there.
     #[arg(long, value_name = "BYTES", env = "MCPTAPE_MAX_LINE_BYTES", default_value_t = MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
     /// A remote Streamable HTTP server to stand in front of, instead of a command.

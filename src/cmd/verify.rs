@@ -41,6 +41,16 @@ impl cli::Verify {
             }
         };
         let servers: BTreeSet<String> = tape.connections().into_iter().map(|c| c.server).collect();
+        if servers.is_empty() {
+            let what = match tape.entries.len() {
+                0 => "is empty".to_owned(),
+                n => format!("holds {n} entries and no connection"),
+            };
+            return Err(Error::Usage(format!(
+                "the tape `{}` {what}: there is nothing to verify",
+                path.display()
+            )));
+        }
         let server = match (&self.server, servers.len()) {
             (Some(s), _) if servers.contains(s) => s.clone(),
             (None, 1) => servers.iter().next().cloned().unwrap_or_default(),

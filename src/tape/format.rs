@@ -31,7 +31,8 @@ impl Direction {
         }
     }
 
-    fn parse(word: &str) -> Option<Self> {
+    /// Reads the word used in `_meta.dir`.
+    pub(crate) fn parse(word: &str) -> Option<Self> {
         match word {
             "send" => Some(Direction::Send),
             "recv" => Some(Direction::Recv),

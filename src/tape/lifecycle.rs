@@ -121,6 +121,8 @@ pub enum Lifecycle {
     Close(Close),
     /// `$tape/truncated`: the tape reached its size limit; nothing after it was recorded.
     Truncated,
+    /// `$transport/oversize`: a message too long to record; the tape lost it.
+    Oversize(Oversize),
     /// Any other event (`$transport/invalid`, `$note`, `$http/…`), kept.
     Other(LifecycleKind),
 }
@@ -134,8 +136,53 @@ impl Lifecycle {
                 Lifecycle::Close(Close::from_params(&entry.message.value()["params"]))
             }
             LifecycleKind::Truncated => Lifecycle::Truncated,
+            LifecycleKind::Oversize => {
+                Lifecycle::Oversize(Oversize::from_params(&entry.message.value()["params"]))
+            }
             other => Lifecycle::Other(other),
         })
+    }
+}
+
+/// What a `$transport/oversize` entry says: which way the lost message went, and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Oversize {
+    /// `send` (a client message) or `recv` (a server message); `None` when the entry
+    /// names neither (a hand-edited tape): then either side may have lost it.
+    pub dir: Option<Direction>,
+    /// The line's length without `\n`, when the entry gives it.
+    pub bytes: Option<u64>,
+}
+
+impl Oversize {
+    /// Reads the `params` of a `$transport/oversize` entry.
+    pub fn from_params(params: &serde_json::Value) -> Oversize {
+        let dir = params["dir"]
+            .as_str()
+            .and_then(Direction::parse)
+            .filter(|d| *d != Direction::Lifecycle);
+        Oversize {
+            dir,
+            bytes: params["bytes"].as_u64(),
+        }
+    }
+
+    /// True when the lost message may have been the client's.
+    pub fn from_client(&self) -> bool {
+        self.dir != Some(Direction::Recv)
+    }
+
+    /// True when the lost message may have been the server's.
+    pub fn from_server(&self) -> bool {
+        self.dir != Some(Direction::Send)
+    }
+
+    /// Its size for people: `5012 bytes`, or `its size unknown`.
+    pub fn size(&self) -> String {
+        match self.bytes {
+            Some(n) => format!("{n} bytes"),
+            None => "its size unknown".into(),
+        }
     }
 }
 

@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime};
 use crate::matcher::{self, Matcher};
 use crate::message::{self, Kind, Message};
 use crate::tape::{Connection, Direction, Tape};
-use crate::upstream::script::{Ending, Pairs};
+use crate::upstream::script::{Ending, Lost, Pairs};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
 mod diverge;
@@ -115,6 +115,8 @@ pub struct Replay {
     owed: Vec<usize>,
     /// How the recording of the connection ended.
     ending: Ending,
+    /// The server messages the recording lost (too long to record).
+    lost: Lost,
     last_ts: Option<SystemTime>,
     diverged: Option<String>,
     verdict: Verdict,
@@ -129,11 +131,12 @@ impl Replay {
     /// Prepares the replay of `conn`, one of `tape`'s connections; `facts` are its
     /// server's, gathered once for all its connections.
     pub fn new(tape: &Tape, conn: &Connection, facts: &ServerFacts, opts: Options) -> Replay {
+        let ending = Ending::of(tape, conn);
         let mut steps: Vec<Step> = conn
             .entries
             .iter()
             .map(|&i| &tape.entries[i])
-            .filter(|e| e.meta.dir != Direction::Lifecycle)
+            .filter(|e| e.meta.dir != Direction::Lifecycle && ending.keeps(e.line))
             .map(|e| Step {
                 line: e.line,
                 dir: e.meta.dir,
@@ -188,7 +191,6 @@ impl Replay {
             })
             .map(str::to_owned)
             .collect();
-        let ending = Ending::of(tape, conn);
         let notes = ending.note().into_iter().collect();
         Replay {
             pairs: Pairs::of(steps.iter().map(|s| (s.dir, &s.message))),
@@ -203,6 +205,7 @@ impl Replay {
             recorded_tokens,
             awaiting: Vec::new(),
             owed: Vec::new(),
+            lost: Lost::of(tape, conn, &ending),
             ending,
             last_ts: None,
             diverged: None,
@@ -321,6 +324,7 @@ impl Replay {
                     summary: summary(&s.message),
                 })
                 .collect();
+            self.verdict.leftovers.extend(self.ending.leftover());
         }
         self.verdict
     }

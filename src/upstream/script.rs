@@ -11,13 +11,24 @@
 //! tape (and that the recorded client did not cancel) was cut off, not unanswered, and a
 //! client message past the script's end may be one the tape lost. A connection with a
 //! close is whole: what it does not hold did not happen.
+//!
+//! Except for the messages it lost on the way: a line over the recorder's
+//! `--max-line-bytes` is kept only as a `$transport/oversize` entry (its direction, size
+//! and a prefix). A lost client message ends the script there, like a cut
+//! ([`Ending::LostClient`]): the live client's message can never match it, and nothing
+//! recorded after it can be trusted to follow from what the live client sends. A lost
+//! server message ([`Lost`]) may be any answer the tape lacks: a request sent before it
+//! that the tape holds no answer to lost its answer, whole recording or not. When the
+//! recorded client later answers a request the tape does not hold, the lost message was
+//! that server request, and the script ends before it ([`Ending::LostRequest`]).
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::message::{self, Kind, Message};
 use crate::tape::close::{Close, CloseReason, CloseStatus};
-use crate::tape::lifecycle::Lifecycle;
+use crate::tape::lifecycle::{Lifecycle, Oversize};
 use crate::tape::{Connection, Direction, Tape};
+use crate::verdict::Leftover;
 
 /// Recorded answers paired with recorded requests, by step index: the client's requests
 /// with the server's answers, and the server's requests with the client's answers.
@@ -103,17 +114,46 @@ pub enum Ending {
     Truncated(usize),
     /// No close: the recording stops after this tape line (a crash, a kill, a torn line).
     Cut(usize),
+    /// A client message at this tape line was too long to record (`$transport/oversize`):
+    /// the script ends before it.
+    LostClient(usize, Oversize),
+    /// A server message at this tape line was too long to record, and the recorded
+    /// client then answered a request the tape does not hold: it was a server request
+    /// (sampling, elicitation, roots), and the script ends before it.
+    LostRequest(usize, Oversize),
 }
 
 impl Ending {
     /// How `conn`, one of `tape`'s connections, ended.
     pub fn of(tape: &Tape, conn: &Connection) -> Ending {
         let mut last = 0;
+        // The server's requests not answered yet, by id; the latest server message lost.
+        let mut asked: HashMap<&str, usize> = HashMap::new();
+        let mut lost = None;
         for e in conn.entries.iter().map(|&i| &tape.entries[i]) {
             last = e.line;
             match Lifecycle::of(e) {
                 Some(Lifecycle::Close(close)) => return Ending::Closed(close),
                 Some(Lifecycle::Truncated) => return Ending::Truncated(e.line),
+                Some(Lifecycle::Oversize(o)) if o.from_client() => {
+                    return Ending::LostClient(e.line, o);
+                }
+                Some(Lifecycle::Oversize(o)) => lost = Some((e.line, o)),
+                _ => {}
+            }
+            let (Some(id), kind) = (e.message.id(), e.message.kind()) else {
+                continue;
+            };
+            match (e.meta.dir, kind) {
+                (Direction::Recv, Kind::Request) => *asked.entry(id).or_default() += 1,
+                (Direction::Send, Kind::Response | Kind::Error) => match asked.get_mut(id) {
+                    Some(n) if *n > 0 => *n -= 1,
+                    _ => {
+                        if let Some((at, o)) = lost {
+                            return Ending::LostRequest(at, o);
+                        }
+                    }
+                },
                 _ => {}
             }
         }
@@ -129,6 +169,37 @@ impl Ending {
             }) => Some(format!(
                 "the recorded close status ({what}) is no process's exit status: replayed as a failure, exit status 1"
             )),
+            _ => None,
+        }
+    }
+
+    /// True when the entry at tape line `line` is part of the script: false past a lost
+    /// client message.
+    pub fn keeps(&self, line: usize) -> bool {
+        match self {
+            Ending::LostClient(at, _) | Ending::LostRequest(at, _) => line < *at,
+            _ => true,
+        }
+    }
+
+    /// The lost client message as a leftover, for a client that hung up before sending
+    /// anything where it was: the recorded client sent it, the live one did not.
+    pub fn leftover(&self) -> Option<Leftover> {
+        match self {
+            Ending::LostClient(line, o) => Some(Leftover {
+                line: *line,
+                summary: format!(
+                    "a client message too long to record (`$transport/oversize`, {})",
+                    o.size()
+                ),
+            }),
+            Ending::LostRequest(line, o) => Some(Leftover {
+                line: *line,
+                summary: format!(
+                    "the client's answer to a server request too long to record (`$transport/oversize`, {})",
+                    o.size()
+                ),
+            }),
             _ => None,
         }
     }
@@ -159,7 +230,49 @@ impl Ending {
             Ending::Cut(line) => format!(
                 "the recording was cut after tape line {line} (no `$transport/close`: a crash, a kill or a torn last line)"
             ),
+            Ending::LostClient(line, o) => format!(
+                "the tape lost the client's message at tape line {line} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`)",
+                o.size()
+            ),
+            Ending::LostRequest(line, o) => format!(
+                "the tape lost the server's message at tape line {line} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`), a request the recorded client answered",
+                o.size()
+            ),
         }
+    }
+}
+
+/// The server messages a connection's recording lost: lines kept only as
+/// `$transport/oversize` entries, by tape line.
+#[derive(Debug, Default)]
+pub struct Lost(Vec<(usize, Oversize)>);
+
+impl Lost {
+    /// The server messages `conn`, one of `tape`'s connections, lost, but for the one
+    /// its `ending` knows was a server request.
+    pub fn of(tape: &Tape, conn: &Connection, ending: &Ending) -> Lost {
+        let request = match ending {
+            Ending::LostRequest(at, _) => Some(*at),
+            _ => None,
+        };
+        let entries = conn.entries.iter().map(|&i| &tape.entries[i]);
+        let lost = entries.filter_map(|e| match Lifecycle::of(e) {
+            Some(Lifecycle::Oversize(o)) if o.from_server() && request != Some(e.line) => {
+                Some((e.line, o))
+            }
+            _ => None,
+        });
+        Lost(lost.collect())
+    }
+
+    /// Why a request recorded at tape line `line`, with no answer on the tape, lost its
+    /// answer: the first server message lost after it, which may be that answer.
+    pub fn answer_to(&self, line: usize) -> Option<String> {
+        let (at, o) = self.0.iter().find(|(at, _)| *at > line)?;
+        Some(format!(
+            "the tape lost the server's message at tape line {at} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`), which may be that answer",
+            o.size()
+        ))
     }
 }
 
@@ -219,5 +332,64 @@ mod tests {
         let closed = ending(&[call, gone]);
         assert!(!closed.is_cut());
         assert_eq!(closed.server_exit(), Some(1), "256 is no exit status");
+    }
+
+    #[test]
+    fn lost_messages_end_the_script_or_lose_an_answer() {
+        let line = |m: &str, dir: &str| {
+            format!(r#"{{"jsonrpc":"2.0",{m},"_meta":{{"dir":"{dir}","server":"s","conn":"c"}}}}"#)
+        };
+        let lost = |dir: &str| {
+            line(
+                &format!(r#""method":"$transport/oversize","params":{{{dir}"bytes":9}}"#),
+                "lifecycle",
+            )
+        };
+        let close = line(
+            r#""method":"$transport/close","params":{"exitCode":0}"#,
+            "lifecycle",
+        );
+        let tape = |lines: &[String]| {
+            Tape::parse(Path::new("t"), lines.join("\n").as_bytes()).expect("tape")
+        };
+        let call = line(r#""id":1,"method":"x""#, "send");
+        let sampled = line(r#""id":0,"result":{}"#, "send");
+        let asked = line(r#""id":0,"method":"sampling/createMessage""#, "recv");
+        let of = |t: &Tape| Ending::of(t, &t.connections()[0]);
+        let some = Oversize {
+            dir: Some(Direction::Recv),
+            bytes: Some(9),
+        };
+        // A lost server message: an answer to what came before it, not an ending.
+        let t = tape(&[call.clone(), lost(r#""dir":"recv","#), close.clone()]);
+        assert!(!of(&t).is_cut());
+        let why = Lost::of(&t, &t.connections()[0], &of(&t)).answer_to(1);
+        assert!(why.is_some_and(|w| w.contains("tape line 2")));
+        assert_eq!(
+            Lost::of(&t, &t.connections()[0], &of(&t)).answer_to(2),
+            None
+        );
+        // Then a client answer to no recorded request: it was a server request.
+        let t = tape(&[
+            call.clone(),
+            lost(r#""dir":"recv","#),
+            sampled.clone(),
+            close.clone(),
+        ]);
+        assert_eq!(of(&t), Ending::LostRequest(2, some));
+        assert!(!of(&t).keeps(2) && of(&t).keeps(1));
+        assert_eq!(
+            Lost::of(&t, &t.connections()[0], &of(&t)).answer_to(1),
+            None
+        );
+        // An answer to a recorded server request is no sign of anything.
+        let t = tape(&[lost(r#""dir":"recv","#), asked, sampled, close.clone()]);
+        assert!(!of(&t).is_cut());
+        // A lost client message, or one whose side the entry does not say.
+        for dir in [r#""dir":"send","#, ""] {
+            let t = tape(&[call.clone(), lost(dir), close.clone()]);
+            assert!(matches!(of(&t), Ending::LostClient(2, _)), "{dir}");
+            assert!(of(&t).leftover().is_some_and(|l| l.line == 2));
+        }
     }
 }

@@ -22,3 +22,4 @@ mod tapes;
 mod term;
 mod torn;
 mod verify;
+mod verify_empty;

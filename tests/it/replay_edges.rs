@@ -307,3 +307,92 @@ fn a_close_status_no_process_can_have_replays_as_a_failure() {
         }
     }
 }
+
+/// Records INIT, INITIALIZED and `call` (waited for) with the example server through a
+/// proxy with `--max-line-bytes 1000` into `tape`.
+fn record_oversize(env: &Env, tape: &Path, call: &str) {
+    let mut cmd = env.mcptape(["proxy", "--max-line-bytes", "1000", "--server", "example"]);
+    cmd.arg("--record")
+        .arg(tape)
+        .arg("--")
+        .arg(example_server());
+    let mut p = Proc::spawn(&mut cmd);
+    p.send(INIT);
+    p.recv();
+    p.send(INITIALIZED);
+    p.send(call);
+    assert_eq!(p.recv()["id"], 2);
+    p.close_stdin();
+    assert_eq!(p.wait().code(), Some(0), "{}", p.stderr());
+}
+
+/// Replays `tape` with the recorded client: `call` gets the error that says where the
+/// tape ends, with `why`; the run exits 3 with the connection INCOMPLETE.
+fn assert_tape_ends_at_call(env: &Env, tape: &Path, call: &str, why: &str) {
+    let mut p = replay_run(env, tape);
+    p.send(INIT);
+    assert_eq!(p.recv()["id"], 1);
+    p.send(INITIALIZED);
+    p.send(call);
+    let answer = p.recv();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["error"]["code"], -32090, "{answer}");
+    let message = answer["error"]["message"].as_str().expect("message");
+    assert!(message.contains("the tape ends here: "), "{message}");
+    assert!(message.contains(why), "{message}");
+    p.close_stdin();
+    let status = p.wait();
+    let stderr = p.stderr();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("INCOMPLETE server `example` connection `"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(why), "{stderr}");
+}
+
+#[test]
+fn an_answer_too_long_to_record_ends_the_tape_instead_of_hanging() {
+    let env = Env::new();
+    let tape = env.path("ov.ndjson");
+    let big = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"bytes":5000}}}"#;
+    record_oversize(&env, &tape, big);
+    let entries = tape_entries(&tape);
+    let lost = lifecycle(&entries, "$transport/oversize");
+    assert_eq!(lost.len(), 1, "{entries:?}");
+    assert_eq!(lost[0]["params"]["dir"], "recv");
+    assert_eq!(
+        lifecycle(&entries, "$transport/close").len(),
+        1,
+        "a whole recording"
+    );
+    assert_tape_ends_at_call(
+        &env,
+        &tape,
+        big,
+        "the tape lost the server's message at tape line",
+    );
+}
+
+#[test]
+fn a_client_message_too_long_to_record_is_reported_lost() {
+    let env = Env::new();
+    let tape = env.path("ov.ndjson");
+    // 1200 bytes of escapes that the server reads as 200 letters: the request is over
+    // the limit, its answer is not.
+    let message = r"\u0041".repeat(200);
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{message}"}}}}}}"#
+    );
+    record_oversize(&env, &tape, &call);
+    let entries = tape_entries(&tape);
+    let lost = lifecycle(&entries, "$transport/oversize");
+    assert_eq!(lost.len(), 1, "{entries:?}");
+    assert_eq!(lost[0]["params"]["dir"], "send");
+    assert_tape_ends_at_call(
+        &env,
+        &tape,
+        &call,
+        "the tape lost the client's message at tape line",
+    );
+}

@@ -423,3 +423,120 @@ fn an_error_line_escapes_what_would_drive_a_terminal() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("still JSON");
     assert_eq!(v["error"]["message"], "tape says \u{9b}2J \u{202e}x");
 }
+
+const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}"#;
+const CLOSE: &str = r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":0,"reason":"client closed"}}"#;
+
+fn oversize(dir: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"$transport/oversize","params":{{"dir":"{dir}","bytes":5000,"prefix":"{{\"jsonrpc\""}}}}"#
+    )
+}
+
+#[test]
+fn a_request_whose_answer_was_too_long_to_record_ends_the_tape() {
+    let lost = oversize("recv");
+    let later = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}"#;
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("send", CALL),
+        ("lifecycle", &lost),
+        ("send", later),
+        ("lifecycle", CLOSE),
+    ]);
+    let mut r = replay(&t, false);
+    assert_eq!(lines(r.on_client(INIT.as_bytes())).len(), 1);
+    let out = lines(r.on_client(CALL.as_bytes()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 1);
+    assert_eq!(err["error"]["code"], DIVERGED_CODE);
+    let text = err["error"]["message"].as_str().expect("message");
+    assert!(
+        text.contains("the tape ends here: it holds no answer to tools/call #1 big")
+            && text.contains("(tape line 3); the tape lost the server's message at tape line 4 (`$transport/oversize`: 5000 bytes"),
+        "{text}"
+    );
+    let v = r.finish();
+    assert!(v.tape_end.is_some() && v.leftovers.is_empty(), "{v:?}");
+
+    // A request recorded after the lost line, unanswered in a closed connection, stays
+    // unanswered: the lost message came before it.
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("lifecycle", &lost),
+        ("send", CALL),
+        ("lifecycle", CLOSE),
+    ]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    assert!(r.on_client(CALL.as_bytes()).is_empty());
+    assert!(r.finish().tape_end.is_none());
+}
+
+#[test]
+fn a_client_message_too_long_to_record_ends_the_script_before_it() {
+    let lost = oversize("send");
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("lifecycle", &lost),
+        ("recv", answer),
+        ("lifecycle", CLOSE),
+    ]);
+    let mut r = replay(&t, false);
+    // The recorded answer to the lost request is not given ahead of any request.
+    assert_eq!(lines(r.on_client(INIT.as_bytes())).len(), 1);
+    let out = lines(r.on_client(CALL.as_bytes()));
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["error"]["code"], DIVERGED_CODE, "{out:?}");
+    let text = err["error"]["message"].as_str().expect("message");
+    assert!(
+        text.contains("the tape ends here: it holds nothing more from the client, and tools/call #1 big")
+            && text.contains("came; the tape lost the client's message at tape line 3 (`$transport/oversize`: 5000 bytes"),
+        "{text}"
+    );
+    assert!(r.finish().tape_end.is_some());
+
+    // A client that hangs up before it: the lost message is a leftover.
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    let v = r.finish();
+    assert_eq!(v.leftovers.len(), 1, "{v:?}");
+    assert_eq!(v.leftovers[0].line, 3);
+    assert!(v.leftovers[0].summary.contains("too long to record"));
+}
+
+#[test]
+fn a_server_request_too_long_to_record_ends_the_script_before_it() {
+    let lost = oversize("recv");
+    // The recorded client answered the lost sampling request (id 0 of the server's).
+    let answered = r#"{"jsonrpc":"2.0","id":0,"result":{"role":"assistant"}}"#;
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("send", CALL),
+        ("lifecycle", &lost),
+        ("send", answered),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+        ),
+        ("lifecycle", CLOSE),
+    ]);
+    let mut r = replay(&t, false);
+    r.on_client(INIT.as_bytes());
+    let out = lines(r.on_client(CALL.as_bytes()));
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 1, "{out:?}");
+    let text = err["error"]["message"].as_str().expect("message");
+    assert!(
+        text.contains("the tape lost the server's message at tape line 4")
+            && text.contains("a request the recorded client answered"),
+        "{text}"
+    );
+    assert!(r.finish().tape_end.is_some());
+}
