@@ -102,8 +102,8 @@ mod tests {
         assert_eq!(kind, FileKind::Fifo);
         drop(file);
         // Write-only with no reader: ENXIO instead of a wait.
-        let err = open(&fifo, OpenOptions::new().write(true), OFlag::empty())
-            .expect_err("no reader");
+        let err =
+            open(&fifo, OpenOptions::new().write(true), OFlag::empty()).expect_err("no reader");
         assert_eq!(err.raw_os_error(), Some(nix::errno::Errno::ENXIO as i32));
     }
 

@@ -288,10 +288,13 @@ mod tests {
         let fifo = dir.path().join("p");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
         let err = write_file(&fifo, b"x", 0o600).expect_err("no reader");
-        assert!(matches!(err, OpenError::Refused(Unsafe::NoReader)), "{err:?}");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::NoReader)),
+            "{err:?}"
+        );
         // With a reader there, the open succeeds and the kind refuses it.
-        let _reader = kind::open(&fifo, OpenOptions::new().read(true), OFlag::empty())
-            .expect("reader");
+        let _reader =
+            kind::open(&fifo, OpenOptions::new().read(true), OFlag::empty()).expect("reader");
         let err = write_file(&fifo, b"x", 0o600).expect_err("a fifo");
         assert!(
             matches!(err, OpenError::Refused(Unsafe::NotRegular(FileKind::Fifo))),
@@ -318,11 +321,17 @@ mod tests {
         let second = dir.path().join("second");
         std::fs::hard_link(&victim, &second).expect("link");
         let err = write_file(&second, b"x", 0o600).expect_err("refused");
-        assert!(matches!(err, OpenError::Refused(Unsafe::HardLinked(2))), "{err:?}");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::HardLinked(2))),
+            "{err:?}"
+        );
         let err = check_replace(&second).expect_err("refused");
         assert!(err.to_string().contains("2 names (hard links)"), "{err}");
         assert_eq!(std::fs::read(&victim).expect("read"), b"keep");
-        let mode = std::fs::metadata(&victim).expect("meta").permissions().mode();
+        let mode = std::fs::metadata(&victim)
+            .expect("meta")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o644);
     }
 }

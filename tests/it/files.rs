@@ -441,7 +441,8 @@ fn verify_refuses_a_fifo_receipt_instead_of_hanging_also_another_users_in_a_stic
         text(&out)
     );
     assert!(
-        stderr(&out).contains("refusing to write `") && stderr(&out).contains("v.verify.json`: it is a FIFO"),
+        stderr(&out).contains("refusing to write `")
+            && stderr(&out).contains("v.verify.json`: it is a FIFO"),
         "{}",
         text(&out)
     );
@@ -495,7 +496,11 @@ fn verify_update_refuses_a_fifo_prev_and_leaves_the_tape() {
         text(&out)
     );
     assert!(is_fifo(&prev));
-    assert_eq!(std::fs::read(&tape).expect("read"), before, "tape rewritten");
+    assert_eq!(
+        std::fs::read(&tape).expect("read"),
+        before,
+        "tape rewritten"
+    );
 }
 
 #[test]
@@ -503,8 +508,11 @@ fn list_reports_a_fifo_in_the_recordings_directory_as_unreadable_and_goes_on() {
     let env = Env::new();
     let dir = env.mcptape_home().join("recordings");
     std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::copy(recordings_example().join("example.ndjson"), dir.join("a.ndjson"))
-        .expect("copy");
+    std::fs::copy(
+        recordings_example().join("example.ndjson"),
+        dir.join("a.ndjson"),
+    )
+    .expect("copy");
     mkfifo(&dir.join("b.ndjson"));
     let out = run_or_hang(&mut env.mcptape(["list"]));
     assert!(out.status.success(), "{}", text(&out));
@@ -517,7 +525,10 @@ fn list_reports_a_fifo_in_the_recordings_directory_as_unreadable_and_goes_on() {
             .to_owned()
     };
     assert!(row("a ").contains("example"), "{stdout}");
-    assert!(row("b ").contains("unreadable: cannot read tape"), "{stdout}");
+    assert!(
+        row("b ").contains("unreadable: cannot read tape"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -528,7 +539,12 @@ fn redact_check_and_show_refuse_a_fifo_and_a_device_without_reading_them() {
     for tape in [fifo.as_path(), Path::new("/dev/zero")] {
         for args in [&["redact"][..], &["redact", "--check"], &["show"]] {
             let out = run_or_hang(env.mcptape(args).arg(tape));
-            assert_eq!(out.status.code(), Some(2), "{args:?} {tape:?}: {}", text(&out));
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{args:?} {tape:?}: {}",
+                text(&out)
+            );
             let err = stderr(&out);
             assert!(
                 err.contains(&format!("cannot read tape `{}`", tape.display()))
@@ -576,13 +592,8 @@ fn call_record_refuses_a_hard_linked_tape_and_leaves_the_other_name_alone() {
     let config = serde_json::json!({"mcpServers": {"ex": {"command": example_server()}}});
     std::fs::write(env.path(".mcp.json"), config.to_string()).expect("write config");
     let (victim, _second) = victim_linked(&env, "hl.ndjson");
-    let out = run_or_hang(&mut env.mcptape([
-        "call",
-        "ex.echo",
-        "message:hi",
-        "--record",
-        "./hl.ndjson",
-    ]));
+    let out =
+        run_or_hang(&mut env.mcptape(["call", "ex.echo", "message:hi", "--record", "./hl.ndjson"]));
     assert_ne!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
         stderr(&out).contains("hl.ndjson`: it has 2 names (hard links)"),
