@@ -594,7 +594,7 @@ fn call_record_refuses_a_hard_linked_tape_and_leaves_the_other_name_alone() {
     let (victim, _second) = victim_linked(&env, "hl.ndjson");
     let out =
         run_or_hang(&mut env.mcptape(["call", "ex.echo", "message:hi", "--record", "./hl.ndjson"]));
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         stderr(&out).contains("hl.ndjson`: it has 2 names (hard links)"),
         "{}",
