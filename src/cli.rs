@@ -80,7 +80,7 @@ pub struct Record {
     /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
     /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`. A tape
     /// (or `.prev`) that is a symlink, or in a world-writable directory that is not sticky,
-    /// is refused.
+    /// is refused, and so is one that is a FIFO or has a second name (a hard link).
     pub session: String,
     /// Record only these servers (repeatable); other proxies pass traffic through.
     #[arg(long = "server", value_name = "NAME")]
@@ -106,7 +106,8 @@ pub struct Proxy {
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
     /// Record into this session or tape path, whatever the environment says (never through
-    /// a symlink). A recording not written whole turns a clean exit into status 3.
+    /// a symlink, a FIFO or a hard link). A recording not written whole turns a clean exit
+    /// into status 3.
     #[arg(long, value_name = "SESSION")]
     pub record: Option<String>,
     /// Replay this session or tape path: answer from the tape, start no server.
@@ -368,7 +369,8 @@ pub struct Show {
 #[command(after_help = "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
-kept); a TAPE that is a symlink is refused. With --check nothing changes: the exit status
+kept); a TAPE that is a symlink, a hard link (a second name would keep the secret) or not
+a regular file is refused. With --check nothing changes: the exit status
 is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something still looks
 like a secret, 0 otherwise. --check also lists string values holding a high-entropy token
 (20-256 characters with a lowercase letter, a capital and a digit, at least log2(length) -

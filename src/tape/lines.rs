@@ -8,13 +8,15 @@
 //! [`LineReader`] appends one line at a time to a buffer the caller owns: memory is the
 //! largest line (or what the caller keeps), never the whole file.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
 use crate::tape::format::{self, Cut, Meta};
+use crate::tape::kind::{self, FileKind};
 use crate::tape::torn;
+use nix::fcntl::OFlag;
 
 /// Bytes read from the file at a time.
 const READ_BUFFER_BYTES: usize = 256 * 1024;
@@ -59,6 +61,8 @@ pub fn classify(raw: &[u8], terminated: bool) -> Class {
 }
 
 /// Opens a tape for reading: only a regular file is a tape (a device can read forever).
+/// The open never waits (a FIFO is opened with `O_NONBLOCK`, see [`kind`]): its kind is
+/// read from the open descriptor and anything but a regular file is refused, naming it.
 pub fn open(path: &Path) -> Result<File, TapeError> {
     let err = |source: std::io::Error| match source.kind() {
         std::io::ErrorKind::NotFound => TapeError::Missing {
@@ -69,14 +73,16 @@ pub fn open(path: &Path) -> Result<File, TapeError> {
             source,
         },
     };
-    let file = File::open(path).map_err(err)?;
+    let file = kind::open(path, OpenOptions::new().read(true), OFlag::empty()).map_err(err)?;
     let meta = file.metadata().map_err(err)?;
-    if !meta.is_file() {
+    let found = FileKind::of(&meta.file_type());
+    if found != FileKind::Regular {
         return Err(err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            "not a regular file",
+            format!("not a regular file: it is {found}"),
         )));
     }
+    kind::blocking(&file).map_err(err)?;
     Ok(file)
 }
 

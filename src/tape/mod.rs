@@ -13,6 +13,7 @@
 //! - [`group`]: the rule that groups entries into connections, one entry at a time.
 //! - [`census`]: a tape's servers and connections in one streaming pass (`list`, `replay`).
 //! - [`served`]: the connections of one server, held compactly (a replaying proxy).
+//! - [`kind`]: opening a file without blocking (`O_NONBLOCK`), and what kind it is.
 //!
 //! Invariant: the message part of every line is byte-for-byte what crossed the wire. The
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
@@ -21,6 +22,7 @@ pub mod census;
 pub mod close;
 pub mod format;
 pub mod group;
+pub mod kind;
 pub mod lifecycle;
 pub mod lines;
 pub mod reader;

@@ -7,16 +7,28 @@
 //! - A file in a directory every user may write to is refused, unless that directory is
 //!   sticky (the `/tmp` case, where others cannot rename or remove our files) and the
 //!   file is ours (checked on the open descriptor, so nobody can swap it in between).
+//! - Only a regular file is written (a tape appender also takes a character device such as
+//!   `/dev/null` or `/dev/full`, which neither blocks nor has a mode of ours to change): the
+//!   open never waits ([`super::kind`]: `O_NONBLOCK`, then `fstat` of the descriptor), so a
+//!   FIFO is refused instead of hanging the command, also write-only with no reader
+//!   (`ENXIO`).
+//! - A file with more than one name (hard links, `st_nlink > 1`) is refused before its
+//!   mode changes or a byte is written: appending to it would write the other names' file,
+//!   and replacing it by a rename would leave the other names holding the old content.
 //!
 //! Only the last component is guarded: a directory on the way that is a link (a
 //! symlinked `$MCPTAPE_HOME/recordings`) is followed, since the user put it there; its
 //! mode is never changed (see [`super::store::ensure_dir`]).
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+
 use crate::error::TapeError;
+use crate::tape::kind::{self, FileKind};
 
 /// The "others may write" bit of a mode.
 const WORLD_WRITABLE: u32 = 0o002;
@@ -32,19 +44,39 @@ pub enum Unsafe {
     SharedDir,
     /// Its directory is writable by every user (sticky), and the file is another user's.
     ForeignFile,
+    /// It is not a regular file (a FIFO, a socket, a directory, a device).
+    NotRegular(FileKind),
+    /// A write-only open found nothing on the other end (`ENXIO`: a FIFO with no reader).
+    NoReader,
+    /// The file has this many names (hard links).
+    HardLinked(u64),
 }
 
 impl std::fmt::Display for Unsafe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Unsafe::Symlink => "it is a symbolic link, and mcptape never writes through one",
-            Unsafe::SharedDir => {
-                "its directory is writable by every user and not sticky, so anyone could swap the file"
+        match self {
+            Unsafe::Symlink => {
+                f.write_str("it is a symbolic link, and mcptape never writes through one")
             }
+            Unsafe::SharedDir => f.write_str(
+                "its directory is writable by every user and not sticky, so anyone could swap the file",
+            ),
             Unsafe::ForeignFile => {
-                "it belongs to another user, in a directory every user can write to"
+                f.write_str("it belongs to another user, in a directory every user can write to")
             }
-        })
+            Unsafe::NotRegular(found) => write!(
+                f,
+                "it is {found}, not a regular file, and mcptape writes only regular files"
+            ),
+            Unsafe::NoReader => f.write_str(
+                "it is a FIFO (or a device) with nothing on the other end, not a regular file",
+            ),
+            Unsafe::HardLinked(names) => write!(
+                f,
+                "it has {names} names (hard links): writing it would change the file of the \
+                 other names too, and replacing it would leave them as they were"
+            ),
+        }
     }
 }
 
@@ -124,38 +156,72 @@ pub fn check_replace(path: &Path) -> Result<(), TapeError> {
     }
     let dir = check_dir(path).map_err(refused)?;
     if let Ok(meta) = std::fs::symlink_metadata(path) {
+        judge_links(FileKind::of(&meta.file_type()), meta.nlink()).map_err(refused)?;
         judge_file(dir, meta.uid(), nix::unistd::geteuid().as_raw()).map_err(refused)?;
     }
     Ok(())
 }
 
-/// Opens `path` with `options` plus `O_NOFOLLOW`, after checking its directory, and
-/// checks the file it got.
-pub fn open(path: &Path, options: &mut OpenOptions) -> Result<File, OpenError> {
+/// Which kinds of file an open for writing accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accept {
+    /// Regular files only (receipts, `.prev` copies: they are chmod-ed and emptied).
+    Regular,
+    /// Regular files and character devices (a tape appended to: `--record /dev/null`
+    /// discards, `/dev/full` fails every write); never a FIFO, socket or directory.
+    RegularOrCharDevice,
+}
+
+/// Decides on the kind of an opened file.
+fn judge_kind(accept: Accept, found: FileKind) -> Result<(), Unsafe> {
+    match (accept, found) {
+        (_, FileKind::Regular) | (Accept::RegularOrCharDevice, FileKind::CharDevice) => Ok(()),
+        _ => Err(Unsafe::NotRegular(found)),
+    }
+}
+
+/// Decides on a file's link count: a regular file must have one name.
+fn judge_links(found: FileKind, names: u64) -> Result<(), Unsafe> {
+    match found {
+        FileKind::Regular if names > 1 => Err(Unsafe::HardLinked(names)),
+        _ => Ok(()),
+    }
+}
+
+/// Opens `path` with `options` plus `O_NOFOLLOW` and `O_NONBLOCK`, after checking its
+/// directory, and checks the file it got (its kind, its links, its owner) on the
+/// descriptor before clearing `O_NONBLOCK`; nothing is written or chmod-ed before.
+pub fn open(path: &Path, options: &mut OpenOptions, accept: Accept) -> Result<File, OpenError> {
     let dir = check_dir(path).map_err(OpenError::Refused)?;
-    let file = options
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(code) if code == nix::errno::Errno::ELOOP as i32 => {
-                OpenError::Refused(Unsafe::Symlink)
-            }
+    let file = kind::open(path, options, OFlag::O_NOFOLLOW).map_err(|e| {
+        match e.raw_os_error().map(Errno::from_raw) {
+            Some(Errno::ELOOP) => OpenError::Refused(Unsafe::Symlink),
+            Some(Errno::ENXIO) => OpenError::Refused(Unsafe::NoReader),
             _ => OpenError::Io(e),
-        })?;
+        }
+    })?;
     let meta = file.metadata().map_err(OpenError::Io)?;
+    let found = FileKind::of(&meta.file_type());
+    judge_kind(accept, found).map_err(OpenError::Refused)?;
+    judge_links(found, meta.nlink()).map_err(OpenError::Refused)?;
     judge_file(dir, meta.uid(), nix::unistd::geteuid().as_raw()).map_err(OpenError::Refused)?;
+    kind::blocking(&file).map_err(OpenError::Io)?;
     Ok(file)
 }
 
 /// Writes a whole small file (a receipt, a `.prev` copy) under the rules, with `mode`
-/// (also when it existed). It is emptied only once it is known to be safe to write.
+/// (also when it existed). It is emptied only once it is known to be safe to write: a
+/// regular file with one name.
 pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OpenError> {
-    let mut file = open(path, OpenOptions::new().write(true).create(true).mode(mode))?;
-    if file.metadata().is_ok_and(|m| m.is_file()) {
-        file.set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(OpenError::Io)?;
-        file.set_len(0).map_err(OpenError::Io)?;
-    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = open(
+        path,
+        OpenOptions::new().write(true).create(true).mode(mode),
+        Accept::Regular,
+    )?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(OpenError::Io)?;
+    file.set_len(0).map_err(OpenError::Io)?;
     std::io::Write::write_all(&mut file, bytes).map_err(OpenError::Io)
 }
 
@@ -214,5 +280,58 @@ mod tests {
         std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o1777))
             .expect("chmod");
         write_file(&open_dir.join("f"), b"x", 0o600).expect("ours, in a sticky directory");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_with_or_without_a_reader() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("p");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        let err = write_file(&fifo, b"x", 0o600).expect_err("no reader");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::NoReader)),
+            "{err:?}"
+        );
+        // With a reader there, the open succeeds and the kind refuses it.
+        let _reader =
+            kind::open(&fifo, OpenOptions::new().read(true), OFlag::empty()).expect("reader");
+        let err = write_file(&fifo, b"x", 0o600).expect_err("a fifo");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::NotRegular(FileKind::Fifo))),
+            "{err:?}"
+        );
+        let err = open(
+            &fifo,
+            OpenOptions::new().read(true).append(true),
+            Accept::RegularOrCharDevice,
+        )
+        .expect_err("a fifo");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::NotRegular(FileKind::Fifo))),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_hard_linked_file_is_refused_and_its_other_name_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").expect("write");
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let second = dir.path().join("second");
+        std::fs::hard_link(&victim, &second).expect("link");
+        let err = write_file(&second, b"x", 0o600).expect_err("refused");
+        assert!(
+            matches!(err, OpenError::Refused(Unsafe::HardLinked(2))),
+            "{err:?}"
+        );
+        let err = check_replace(&second).expect_err("refused");
+        assert!(err.to_string().contains("2 names (hard links)"), "{err}");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"keep");
+        let mode = std::fs::metadata(&victim)
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 }

@@ -3,7 +3,8 @@
 //! Every line is written with one `write` on an `O_APPEND` descriptor while holding an
 //! exclusive advisory lock (`flock`) on the file: the proxies of many servers can share
 //! one tape and their lines never interleave. The tape is 0600, also when it existed, and
-//! is opened under the rules of [`crate::tape::safety`] (no symlink, no shared directory).
+//! is opened under the rules of [`crate::tape::safety`] (no symlink, no shared directory,
+//! no FIFO, no second name).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -36,11 +37,12 @@ impl TapeWriter {
                 .append(true)
                 .create(true)
                 .mode(0o600),
+            safety::Accept::RegularOrCharDevice,
         )
         .map_err(|e| e.for_tape(path))?;
         let meta = file.metadata().map_err(open_err)?;
-        // Only regular files get their mode fixed: a tape path may name a device
-        // (`/dev/full` in tests), whose permissions are not ours to change.
+        // Only regular files get their mode fixed: a tape path may name a character
+        // device (`/dev/full` in tests), whose permissions are not ours to change.
         if meta.is_file() && meta.permissions().mode() & 0o777 != 0o600 {
             file.set_permissions(std::fs::Permissions::from_mode(0o600))
                 .map_err(open_err)?;

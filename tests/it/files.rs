@@ -384,3 +384,269 @@ fn timeouts_that_are_not_a_sane_number_of_seconds_are_refused_at_parse_time() {
     let out = run(env.mcptape(["call", "example.echo", "message:hi", "--timeout", "2.5"]));
     assert!(out.status.success(), "{}", text(&out));
 }
+
+/// Runs a command that used to hang, under a short deadline: a regression fails here
+/// instead of hanging the suite.
+fn run_or_hang(cmd: &mut std::process::Command) -> std::process::Output {
+    use std::process::Stdio;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let hang = std::time::Duration::from_secs(20);
+    match rx.recv_timeout(hang) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("{cmd:?} hung for {hang:?}");
+        }
+    }
+}
+
+fn mkfifo(path: &Path) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[test]
+fn verify_refuses_a_fifo_receipt_instead_of_hanging_also_another_users_in_a_sticky_dir() {
+    let env = Env::new();
+    let tape = example_tape(&env, "v.ndjson");
+    let receipt = env.path("v.verify.json");
+    mkfifo(&receipt);
+    let out = run_or_hang(
+        env.mcptape(["verify"])
+            .arg(&tape)
+            .arg("--")
+            .arg(example_server()),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("same"),
+        "the report is still printed: {}",
+        text(&out)
+    );
+    assert!(
+        stderr(&out).contains("refusing to write `")
+            && stderr(&out).contains("v.verify.json`: it is a FIFO"),
+        "{}",
+        text(&out)
+    );
+    assert!(is_fifo(&receipt));
+
+    // The /tmp case: a sticky directory every user writes to, and a FIFO of `nobody`'s
+    // there (when the tests run as root; otherwise ours, refused all the same).
+    let open = env.path("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    chmod(&open, 0o1777);
+    let tape = example_tape(&env, "open/v.ndjson");
+    let receipt = open.join("v.verify.json");
+    mkfifo(&receipt);
+    if nix::unistd::geteuid().is_root() {
+        let nobody = nix::unistd::Uid::from_raw(65534);
+        nix::unistd::chown(&receipt, Some(nobody), None).expect("chown");
+    }
+    let out = run_or_hang(
+        env.mcptape(["verify"])
+            .arg(&tape)
+            .arg("--")
+            .arg(example_server()),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("open/v.verify.json`: it is a FIFO"),
+        "{}",
+        text(&out)
+    );
+    assert!(is_fifo(&receipt));
+}
+
+#[test]
+fn verify_update_refuses_a_fifo_prev_and_leaves_the_tape() {
+    let env = Env::new();
+    let tape = example_tape(&env, "u.ndjson");
+    let before = std::fs::read(&tape).expect("read");
+    let prev = env.path("u.prev.ndjson");
+    mkfifo(&prev);
+    let out = run_or_hang(
+        env.mcptape(["verify", "--update"])
+            .arg(&tape)
+            .arg("--")
+            .arg(example_server())
+            .arg("--drift"),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("u.prev.ndjson`: it is a FIFO"),
+        "{}",
+        text(&out)
+    );
+    assert!(is_fifo(&prev));
+    assert_eq!(
+        std::fs::read(&tape).expect("read"),
+        before,
+        "tape rewritten"
+    );
+}
+
+#[test]
+fn list_reports_a_fifo_in_the_recordings_directory_as_unreadable_and_goes_on() {
+    let env = Env::new();
+    let dir = env.mcptape_home().join("recordings");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(
+        recordings_example().join("example.ndjson"),
+        dir.join("a.ndjson"),
+    )
+    .expect("copy");
+    mkfifo(&dir.join("b.ndjson"));
+    let out = run_or_hang(&mut env.mcptape(["list"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
+            .to_owned()
+    };
+    assert!(row("a ").contains("example"), "{stdout}");
+    assert!(
+        row("b ").contains("unreadable: cannot read tape"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn redact_check_and_show_refuse_a_fifo_and_a_device_without_reading_them() {
+    let env = Env::new();
+    let fifo = env.path("f.ndjson");
+    mkfifo(&fifo);
+    for tape in [fifo.as_path(), Path::new("/dev/zero")] {
+        for args in [&["redact"][..], &["redact", "--check"], &["show"]] {
+            let out = run_or_hang(env.mcptape(args).arg(tape));
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{args:?} {tape:?}: {}",
+                text(&out)
+            );
+            let err = stderr(&out);
+            assert!(
+                err.contains(&format!("cannot read tape `{}`", tape.display()))
+                    && err.contains("not a regular file: it is a"),
+                "{args:?} {tape:?}: {err}"
+            );
+        }
+    }
+    assert!(is_fifo(&fifo));
+}
+
+#[test]
+fn proxy_record_refuses_a_fifo_tape() {
+    let env = Env::new();
+    let fifo = env.path("p.ndjson");
+    mkfifo(&fifo);
+    let out = run_or_hang(
+        env.mcptape(["proxy", "--server", "example", "--record"])
+            .arg(&fifo)
+            .arg("--")
+            .arg(example_server()),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("p.ndjson`: it is a FIFO (named pipe), not a regular file"),
+        "{}",
+        text(&out)
+    );
+    assert!(is_fifo(&fifo));
+}
+
+/// A 0644 file with [`VICTIM`] in it, and a second name (hard link) `name` for it.
+fn victim_linked(env: &Env, name: &str) -> (PathBuf, PathBuf) {
+    let victim = env.path("victim");
+    std::fs::write(&victim, VICTIM).expect("write victim");
+    chmod(&victim, 0o644);
+    let second = env.path(name);
+    std::fs::hard_link(&victim, &second).expect("hard link");
+    (victim, second)
+}
+
+#[test]
+fn call_record_refuses_a_hard_linked_tape_and_leaves_the_other_name_alone() {
+    let env = Env::new();
+    let config = serde_json::json!({"mcpServers": {"ex": {"command": example_server()}}});
+    std::fs::write(env.path(".mcp.json"), config.to_string()).expect("write config");
+    let (victim, _second) = victim_linked(&env, "hl.ndjson");
+    let out =
+        run_or_hang(&mut env.mcptape(["call", "ex.echo", "message:hi", "--record", "./hl.ndjson"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("hl.ndjson`: it has 2 names (hard links)"),
+        "{}",
+        text(&out)
+    );
+    assert_untouched(&victim, VICTIM);
+}
+
+#[test]
+fn record_refuses_a_hard_linked_tape_before_the_command() {
+    let env = Env::new();
+    let (victim, second) = victim_linked(&env, "hl.ndjson");
+    let marker = env.path("ran");
+    let out = run_or_hang(
+        env.mcptape(["record"])
+            .arg(&second)
+            .args(["--", "touch"])
+            .arg(&marker),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("hl.ndjson`: it has 2 names (hard links)"),
+        "{}",
+        text(&out)
+    );
+    assert!(!marker.exists(), "the command ran");
+    assert!(!env.path("hl.prev.ndjson").exists(), "the tape was rotated");
+    assert_untouched(&victim, VICTIM);
+}
+
+#[test]
+fn redact_refuses_a_hard_linked_tape_so_no_name_keeps_the_secret_silently() {
+    let env = Env::new();
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"hunter2-but-longer"}},"_meta":{"dir":"send","server":"s","ts":"2026-11-30T04:35:01.266Z","conn":"c-1"}}"#;
+    let real = env.path("real.ndjson");
+    std::fs::write(&real, format!("{line}\n")).expect("write");
+    let second = env.path("second.ndjson");
+    std::fs::hard_link(&real, &second).expect("hard link");
+    let out = run_or_hang(env.mcptape(["redact"]).arg(&second));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("second.ndjson`: it has 2 names (hard links)"),
+        "{}",
+        text(&out)
+    );
+    for name in [&real, &second] {
+        assert_eq!(
+            std::fs::read_to_string(name).expect("read"),
+            format!("{line}\n")
+        );
+    }
+    // Checking only reads: it still reports the secret.
+    let out = run_or_hang(env.mcptape(["redact", "--check"]).arg(&second));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+}
