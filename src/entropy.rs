@@ -118,19 +118,6 @@ impl Path {
     }
 }
 
-/// From an opening quote, the position after the closing one.
-fn string_end(b: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while let Some(j) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
-        i += j;
-        if b[i] == b'"' {
-            return i + 1;
-        }
-        i += 2;
-    }
-    b.len()
-}
-
 fn decode(raw: &str) -> Option<String> {
     serde_json::from_str(raw)
         .ok()
@@ -183,7 +170,7 @@ fn walk(text: &str, nesting: usize, out: &mut Vec<String>) {
                 i += 1;
             }
             b'"' => {
-                let end = string_end(b, i);
+                let end = crate::depth::string_end(b, i);
                 let decoded = decode(&text[i..end]).unwrap_or_default();
                 i = end;
                 if expect_key && stack.last() == Some(&true) {

@@ -2,22 +2,9 @@
 //! secrets, the look-alikes (ids, hashes, UUIDs, images, cursors, identifiers) are not.
 
 use super::*;
+use crate::redact_rules::tests::fake;
 
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-/// `n` characters of `charset`, pseudo-random from `seed` (the same every run).
-fn fake(charset: &str, n: usize, seed: u64) -> String {
-    let cs = charset.as_bytes();
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            char::from(cs[(x % cs.len() as u64) as usize])
-        })
-        .collect()
-}
 
 fn suspects(msg: &serde_json::Value) -> Vec<String> {
     possible_secrets(&msg.to_string())

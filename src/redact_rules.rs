@@ -547,4 +547,4 @@ pub fn providers() -> Vec<&'static str> {
 
 #[cfg(test)]
 #[path = "redact_rules_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -24,7 +24,7 @@ fn b64() -> String {
 }
 
 /// `n` characters of `charset`, pseudo-random from `seed` (the same every run).
-fn fake(charset: &str, n: usize, seed: u64) -> String {
+pub(crate) fn fake(charset: &str, n: usize, seed: u64) -> String {
     let cs = charset.as_bytes();
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
