@@ -310,7 +310,7 @@ fn a_close_status_no_process_can_have_replays_as_a_failure() {
 
 /// Records INIT, INITIALIZED and `call` (waited for) with the example server through a
 /// proxy with `--max-line-bytes 1000` into `tape`.
-fn record_oversize(env: &Env, tape: &Path, call: &str) {
+pub(crate) fn record_oversize(env: &Env, tape: &Path, call: &str) {
     let mut cmd = env.mcptape(["proxy", "--max-line-bytes", "1000", "--server", "example"]);
     cmd.arg("--record")
         .arg(tape)
@@ -395,4 +395,19 @@ fn a_client_message_too_long_to_record_is_reported_lost() {
         &call,
         "the tape lost the client's message at tape line",
     );
+}
+
+#[test]
+fn verify_plays_a_request_whose_answer_was_too_long_to_record_without_calling_it_changed() {
+    let env = Env::new();
+    let tape = env.path("ov.ndjson");
+    let big = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"bytes":5000}}}"#;
+    record_oversize(&env, &tape, big);
+    let mut cmd = env.mcptape(["verify", "--allow-writes"]);
+    cmd.arg(&tape).arg("--").arg(example_server());
+    let out = run(cmd);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("0 changed, 1 skipped"), "{all}");
+    assert!(all.contains("the tape holds no recorded answer"), "{all}");
 }
