@@ -467,6 +467,9 @@ pub async fn run_connection(
             ));
             outcome.class = Class::NotPlayed;
             outcome.reason = gone.clone();
+            // A server that is gone broke the run, whether it went before it read or
+            // before it answered (which of the two depends on timing).
+            run.broken = true;
             run.outcomes.push(outcome);
             continue;
         }

@@ -297,3 +297,15 @@ fn verify_against_a_url_redacts_its_credentials_in_the_receipt() {
         & 0o777;
     assert_eq!(mode, 0o600, "receipt mode {mode:o}");
 }
+
+#[test]
+fn a_server_that_never_runs_fails_verify_every_time() {
+    // Whether the server is gone before it reads or before it answers is timing; the run
+    // is broken either way (it once exited 0 about one run in two).
+    let env = Env::new();
+    record_example(&env);
+    for _ in 0..6 {
+        let out = run(env.mcptape(["verify", "s", "--allow-writes", "--", "false"]));
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    }
+}
