@@ -139,8 +139,18 @@ impl cli::Verify {
             Format::Junit => junit_report(&server, &outcomes, &problems),
         };
         match &self.output {
-            Some(file) => std::fs::write(file, report)
-                .map_err(|e| Error::Usage(format!("cannot write `{}`: {e}", file.display())))?,
+            // The same rules as a receipt: never through a link, never into a FIFO.
+            Some(file) => match safety::write_file(file, report.as_bytes(), 0o644) {
+                Ok(()) => {}
+                Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused {
+                    path: file.clone(),
+                    why,
+                })?,
+                Err(safety::OpenError::Io(e)) => Err(Error::Usage(format!(
+                    "cannot write `{}`: {e}",
+                    file.display()
+                )))?,
+            },
             None => std::io::stdout()
                 .lock()
                 .write_all(report.as_bytes())

@@ -385,34 +385,6 @@ fn timeouts_that_are_not_a_sane_number_of_seconds_are_refused_at_parse_time() {
     assert!(out.status.success(), "{}", text(&out));
 }
 
-/// Runs a command that used to hang, under a short deadline: a regression fails here
-/// instead of hanging the suite.
-fn run_or_hang(cmd: &mut std::process::Command) -> std::process::Output {
-    use std::process::Stdio;
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let hang = std::time::Duration::from_secs(20);
-    match rx.recv_timeout(hang) {
-        Ok(out) => out.expect("wait"),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            panic!("{cmd:?} hung for {hang:?}");
-        }
-    }
-}
-
 fn mkfifo(path: &Path) {
     nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
 }

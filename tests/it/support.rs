@@ -373,3 +373,31 @@ pub fn record_everything(env: &Env, session: &str) {
         &everything_server(),
     );
 }
+
+/// Runs a command that used to hang, under a short deadline: a regression fails here
+/// instead of hanging the suite.
+pub fn run_or_hang(cmd: &mut std::process::Command) -> std::process::Output {
+    use std::process::Stdio;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let hang = std::time::Duration::from_secs(20);
+    match rx.recv_timeout(hang) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("{cmd:?} hung for {hang:?}");
+        }
+    }
+}

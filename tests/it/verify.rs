@@ -309,3 +309,33 @@ fn a_server_that_never_runs_fails_verify_every_time() {
         assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     }
 }
+
+#[test]
+fn the_output_file_is_never_written_through_a_link_or_into_a_fifo() {
+    let env = Env::new();
+    record_example(&env);
+    let victim = env.path("victim");
+    std::fs::write(&victim, "V").expect("victim");
+    let link = env.path("report.txt");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let fifo = env.path("report.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    for (out, name) in [(&link, "report.txt"), (&fifo, "report.fifo")] {
+        let mut cmd = env.mcptape(["verify", "s", "--output"]);
+        cmd.arg(out).arg("--").arg(example_server());
+        let got = run_or_hang(&mut cmd);
+        assert_eq!(got.status.code(), Some(2), "{}", text(&got));
+        assert!(
+            String::from_utf8_lossy(&got.stderr).contains(name),
+            "{}",
+            text(&got)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "V");
+}
