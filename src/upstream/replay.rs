@@ -132,11 +132,12 @@ impl Replay {
     /// server's, gathered once for all its connections.
     pub fn new(tape: &Tape, conn: &Connection, facts: &ServerFacts, opts: Options) -> Replay {
         let ending = Ending::of(tape, conn);
+        let mut script = ending.script();
         let mut steps: Vec<Step> = conn
             .entries
             .iter()
             .map(|&i| &tape.entries[i])
-            .filter(|e| e.meta.dir != Direction::Lifecycle && ending.keeps(e.line))
+            .filter(|e| e.meta.dir != Direction::Lifecycle && script.keeps(e))
             .map(|e| Step {
                 line: e.line,
                 dir: e.meta.dir,

@@ -27,7 +27,7 @@ use std::collections::{HashMap, VecDeque};
 use crate::message::{self, Kind, Message};
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::{Lifecycle, Oversize};
-use crate::tape::{Connection, Direction, Tape};
+use crate::tape::{Connection, Direction, Entry, Tape};
 use crate::verdict::Leftover;
 
 /// Recorded answers paired with recorded requests, by step index: the client's requests
@@ -173,12 +173,31 @@ impl Ending {
         }
     }
 
-    /// True when the entry at tape line `line` is part of the script: false past a lost
-    /// client message.
+    /// True when tape line `line` comes before a lost client message (or there is none).
     pub fn keeps(&self, line: usize) -> bool {
+        self.lost_client_at().is_none_or(|at| line < at)
+    }
+
+    fn lost_client_at(&self) -> Option<usize> {
         match self {
-            Ending::LostClient(at, _) | Ending::LostRequest(at, _) => line < *at,
-            _ => true,
+            Ending::LostClient(at, _) | Ending::LostRequest(at, _) => Some(*at),
+            _ => None,
+        }
+    }
+
+    /// Which entries are the script, one at a time in tape order: all of them; past a
+    /// lost client message, only the server's answers to requests the client sent before
+    /// it (they were on their way: a client that sends a request and at once a message
+    /// too long to record still gets its answer).
+    ///
+    /// Past a lost server request the script simply ends: what the server answered after
+    /// the client's answer to it may depend on that answer, which the live client never
+    /// gives.
+    pub fn script(&self) -> Script {
+        Script {
+            cut: self.lost_client_at(),
+            answers_owed: matches!(self, Ending::LostClient(..)),
+            open: HashMap::new(),
         }
     }
 
@@ -273,6 +292,51 @@ impl Lost {
             "the tape lost the server's message at tape line {at} (`$transport/oversize`: {}, over the recorder's `--max-line-bytes`), which may be that answer",
             o.size()
         ))
+    }
+}
+
+/// The filter [`Ending::script`] gives.
+#[derive(Debug)]
+pub struct Script {
+    cut: Option<usize>,
+    /// Past the cut, the answers to client requests sent before it are kept.
+    answers_owed: bool,
+    /// Client requests before the cut not answered yet, by id.
+    open: HashMap<String, usize>,
+}
+
+impl Script {
+    /// True when `e` (the next entry of the connection, in tape order) is part of the script.
+    pub fn keeps(&mut self, e: &Entry) -> bool {
+        let Some(at) = self.cut else { return true };
+        let answer = matches!(e.message.kind(), Kind::Response | Kind::Error);
+        let id = e.message.id();
+        if e.line < at {
+            match (e.meta.dir, e.message.kind(), id) {
+                (Direction::Send, Kind::Request, Some(id)) => {
+                    *self.open.entry(id.to_owned()).or_default() += 1;
+                }
+                (Direction::Recv, _, Some(id)) if answer => {
+                    self.open
+                        .entry(id.to_owned())
+                        .and_modify(|n| *n = n.saturating_sub(1));
+                }
+                _ => {}
+            }
+            return true;
+        }
+        match (e.meta.dir, id) {
+            (Direction::Recv, Some(id)) if answer && self.answers_owed => {
+                match self.open.get_mut(id) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
     }
 }
 

@@ -540,3 +540,33 @@ fn a_server_request_too_long_to_record_ends_the_script_before_it() {
     );
     assert!(r.finish().tape_end.is_some());
 }
+
+#[test]
+fn a_request_sent_just_before_a_lost_client_message_still_gets_its_answer() {
+    // Found by an attack: the client sent #1, then at once a message too long to record;
+    // #1's answer, recorded after the lost line, was thrown away with the rest.
+    let lost = oversize("send");
+    let slow = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}"#;
+    let slow_ok = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+    let later = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"x"}]}}"#;
+    let t = tape(&[
+        ("send", INIT),
+        ("recv", INIT_OK),
+        ("send", slow),
+        ("lifecycle", &lost),
+        ("recv", slow_ok),
+        ("recv", later),
+        ("lifecycle", CLOSE),
+    ]);
+    let mut r = replay(&t, false);
+    assert_eq!(lines(r.on_client(INIT.as_bytes())), vec![INIT_OK]);
+    assert_eq!(lines(r.on_client(slow.as_bytes())), vec![slow_ok]);
+    let out = lines(r.on_client(CALL.as_bytes()));
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["error"]["code"], DIVERGED_CODE, "{out:?}");
+    let text = err["error"]["message"].as_str().expect("message");
+    assert!(
+        text.contains("the tape lost the client's message at tape line 4"),
+        "{text}"
+    );
+}
