@@ -309,3 +309,34 @@ fn look_alikes_pass_writer_and_check() {
         assert!(r.findings(&msg).is_empty(), "{text}");
     }
 }
+
+#[test]
+fn signed_url_parameters() {
+    for secret in [
+        "X-Amz-Signature",
+        "X-Goog-Signature",
+        "x-amz-signature",
+        "X-Amz-Security-Token",
+        "X-Amz-Credential",
+        "X-Goog-Credential",
+        "sig",
+        "signature",
+        "key",
+        "PWD",
+        "Pwd",
+        "Password",
+    ] {
+        assert!(is_secret_param(secret), "{secret}");
+    }
+    for data in [
+        "X-Amz-Algorithm",
+        "X-Amz-SignedHeaders",
+        "X-Goog-Date",
+        "X-Amz-Expires",
+        "signatureVersion",
+        "UID",
+        "SERVER",
+    ] {
+        assert!(!is_secret_param(data), "{data}");
+    }
+}
