@@ -220,7 +220,14 @@ fn string(s: &str, path: &str, nesting: usize, out: &mut Vec<String>) {
         Some(_) => crate::redact_pem::public_blocks(s),
         None => Vec::new(),
     };
-    let is_public = |at: usize| public.iter().any(|&(a, b)| (a..b).contains(&at));
+    // Tokens come in order: one cursor walks the blocks once.
+    let mut block = 0;
+    let mut is_public = |at: usize| {
+        while public.get(block).is_some_and(|&(_, end)| end <= at) {
+            block += 1;
+        }
+        public.get(block).is_some_and(|&(start, _)| start <= at)
+    };
     if tokens(s).any(|(at, t)| !is_public(at) && possible_secret(&s[..at], t)) {
         out.push(path.to_owned());
     }

@@ -10,6 +10,9 @@
 /// PEM file starts so (standard alphabet, as Kubernetes and most tools write it).
 pub(crate) const BASE64_BEGIN: &str = "LS0tLS1CRUdJTi";
 
+/// The longest PEM label looked at (`ENCRYPTED PRIVATE KEY` is 21).
+const MAX_LABEL_BYTES: usize = 40;
+
 /// How many base64 characters are decoded to read a label: `-----BEGIN `, a label of up
 /// to 40 characters and `-----` fit in 56 bytes.
 const LABEL_BASE64_CHARS: usize = 76;
@@ -18,7 +21,9 @@ const LABEL_BASE64_CHARS: usize = 76;
 /// `RSA PRIVATE KEY`), if it does.
 fn label(s: &[u8]) -> Option<&[u8]> {
     let rest = s.strip_prefix(b"-----BEGIN ")?;
-    let end = rest.windows(5).position(|w| w == b"-----")?;
+    // A label is short: the search for its end is bounded, so many headers stay linear.
+    let head = &rest[..rest.len().min(MAX_LABEL_BYTES + 5)];
+    let end = head.windows(5).position(|w| w == b"-----")?;
     let label = &rest[..end];
     label
         .iter()
