@@ -375,7 +375,7 @@ is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something stil
 like a secret, 0 otherwise. --check also lists string values holding a high-entropy token
 (20-256 characters with a lowercase letter, a capital and a digit, at least log2(length) -
 0.75 bits per character within 3.5-4.3, not mostly words, not a hash, UUID, base64 file,
-id, cursor or path) as `(possible secret)`: these alone exit 0, and 1 with --strict. See
+id, cursor or path, not in a PEM certificate or public key) as `(possible secret)`: these alone exit 0, and 1 with --strict. See
 docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.

@@ -215,7 +215,20 @@ fn string(s: &str, path: &str, nesting: usize, out: &mut Vec<String>) {
     if s.starts_with("data:") {
         return;
     }
-    if tokens(s).any(|(at, t)| possible_secret(&s[..at], t)) {
+    // Certificates and public keys are public: their base64 is not a possible secret.
+    let public = match memchr::memmem::find(s.as_bytes(), b"-----BEGIN ") {
+        Some(_) => crate::redact_pem::public_blocks(s),
+        None => Vec::new(),
+    };
+    // Tokens come in order: one cursor walks the blocks once.
+    let mut block = 0;
+    let mut is_public = |at: usize| {
+        while public.get(block).is_some_and(|&(_, end)| end <= at) {
+            block += 1;
+        }
+        public.get(block).is_some_and(|&(start, _)| start <= at)
+    };
+    if tokens(s).any(|(at, t)| !is_public(at) && possible_secret(&s[..at], t)) {
         out.push(path.to_owned());
     }
 }

@@ -140,3 +140,24 @@ fn deep_and_odd_input_never_crashes() {
         let _ = possible_secrets(text);
     }
 }
+
+#[test]
+fn certificates_and_public_keys_are_public() {
+    let b64 = format!("{ALNUM}+/");
+    let body: Vec<String> = (0..4).map(|i| fake(&b64, 64, 30 + i)).collect();
+    let block = |label: &str| {
+        format!(
+            "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+            body.join("\n")
+        )
+    };
+    let msg = serde_json::json!({
+        "cert": format!("chain: {}{}", block("CERTIFICATE"), block("CERTIFICATE")),
+        "pub": block("PUBLIC KEY"),
+        "key": block("PRIVATE KEY"),
+        "after": format!("{} then {}", block("CERTIFICATE"), body[0]),
+        "torn": format!("-----BEGIN CERTIFICATE-----\n{}", body[0]),
+    });
+    // The same base64 outside a public block (or in a block with no end) is suspect.
+    assert_eq!(suspects(&msg), ["key", "after", "torn"]);
+}

@@ -46,6 +46,7 @@ pub mod message;
 pub mod mode;
 pub mod process;
 pub mod redact;
+mod redact_pem;
 pub mod redact_rules;
 pub mod report;
 mod scanner;

@@ -40,9 +40,11 @@ pub const MIN_LITERAL_CHARS: usize = 6;
 pub use crate::redact_rules::is_secret_name;
 use crate::redact_rules::{self, is_secret_assignment_name};
 
-/// `?name=value` parameters of URLs (the value is a secret when the name is).
-static URL_PARAM: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[?&#;]([A-Za-z0-9_.\-]+)=([^&#\s\x22'<>]+)").expect("valid"));
+/// `?name=value` parameters of URLs and `;name=value` of connection strings (the value,
+/// up to `;` or a whole `{…}`, is a secret when the name is).
+static URL_PARAM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[?&#;]([A-Za-z0-9_.\-]+)=(\{[^}\x22]*\}|[^&#;\s\x22'<>]+)").expect("valid")
+});
 /// The `name=`, `name: `, `"name": ` of an assignment in plain text (the value is read
 /// by [`assigned_value`], so that one assignment's value never hides the next name).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
@@ -237,7 +239,7 @@ impl Redactor {
         redact_rules::shape_spans(s, &mut spans);
         for caps in URL_PARAM.captures_iter(if has_param { s } else { "" }) {
             let name = caps.get(1).map_or("", |m| m.as_str());
-            if (is_secret_name(name) || matches!(name, "key" | "sig" | "signature"))
+            if redact_rules::is_secret_param(name)
                 && let Some(m) = caps.get(2)
             {
                 spans.push((m.start(), m.end(), "credential URL parameter"));

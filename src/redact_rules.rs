@@ -124,6 +124,14 @@ pub fn is_secret_name(name: &str) -> bool {
     secret_name(name, true)
 }
 
+/// True when a URL or connection-string parameter's value is a secret: a credential
+/// name, or a signature (`key`, `sig`, `signature`, `X-Amz-Signature`, `X-Goog-Signature`).
+pub(crate) fn is_secret_param(name: &str) -> bool {
+    is_secret_name(name)
+        || matches!(name, "key" | "sig")
+        || words(name).last().is_some_and(|w| w == "signature")
+}
+
 /// True when the name of a `name=value` / `name: value` assignment in plain text names a
 /// credential: [`is_secret_name`] without the shorthands `pass` and `pwd`.
 pub fn is_secret_assignment_name(name: &str) -> bool {
@@ -165,10 +173,12 @@ enum Check {
     MixedCase,
     /// A run of 20+ letters and digits (`sk-proj-…`, not `sk-hynix-quarterly-report`).
     LongRun,
+    /// The whole match is base64 of a PEM private key, not of a certificate.
+    PemBase64,
 }
 
 impl Check {
-    fn passes(self, s: &str) -> bool {
+    fn passes(self, whole: &str, s: &str) -> bool {
         let has = |f: fn(&u8) -> bool| s.as_bytes().iter().any(f);
         match self {
             Check::None => true,
@@ -187,6 +197,7 @@ impl Check {
             Check::LongRun => s
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|run| run.len() >= 20),
+            Check::PemBase64 => crate::redact_pem::is_base64_private_key(whole),
         }
     }
 }
@@ -300,6 +311,8 @@ static KEY_FORMATS: &[KeyFormat] = &[
     key("GitLab token", r"GR1348941", r"[A-Za-z0-9_\-]{20,}", Check::Random),
     key("Slack token", r"(?:xox[abeoprs]|xoxe\.xox[bp])-", r"[A-Za-z0-9\-]{10,}", Check::Random).starts("xoxa-|xoxb-|xoxe-|xoxo-|xoxp-|xoxr-|xoxs-|xoxe.xox"),
     key("Slack token", r"xapp-\d-", r"[A-Za-z0-9\-]{20,}", Check::Random).starts("xapp-"),
+    key("Slack token", r"xoxc-", r"[0-9]{6,}-[0-9]{6,}-[0-9]{6,}-[a-f0-9]{32,}(?-u:\b)", Check::None),
+    key("Slack token", r"xoxd-", r"[A-Za-z0-9%/+=_\-]{40,}", Check::Random),
     after("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/", r"[A-Za-z0-9_+/\-]{20,}").starts("hooks.slack.com/"),
     key("Stripe key", r"(?:sk|rk)_(?:live|test|prod)_", r"[A-Za-z0-9]{10,247}(?-u:\b)", Check::Random).starts("sk_live_|sk_test_|sk_prod_|rk_live_|rk_test_|rk_prod_"),
     key("Stripe webhook secret", r"whsec_", r"[A-Za-z0-9+/]{24,}", Check::Random),
@@ -348,6 +361,7 @@ static KEY_FORMATS: &[KeyFormat] = &[
     key("LangSmith key", r"lsv2_(?:pt|sk)_", r"[a-f0-9]{32}_[a-f0-9]{10}(?-u:\b)", Check::None).starts("lsv2_"),
     key("Tailscale key", r"tskey-(?:api|auth|client|webhook|scim)-", r"[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}(?-u:\b)", Check::Random).starts("tskey-"),
     key("Fly.io token", r"(?:fo1_|fm[12][ar]?_)", r"[A-Za-z0-9_+/\-]{43,}={0,3}", Check::Random).starts("fo1_|fm1_|fm2_|fm1a_|fm1r_|fm2a_|fm2r_"),
+    key("base64 PEM private key", crate::redact_pem::BASE64_BEGIN, r"[A-Za-z0-9+/]{40,}={0,2}", Check::PemBase64),
     key("1Password token", r"ops_eyJ", r"[A-Za-z0-9+/]{250,}={0,3}", Check::None),
     key("RubyGems key", r"rubygems_", r"[a-f0-9]{48}(?-u:\b)", Check::None),
     key("Dynatrace token", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}(?-u:\b)", Check::None),
@@ -515,7 +529,7 @@ pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, &'static str)>) {
         let (Some(whole), Some(body)) = (caps.get(0), caps.get(1)) else {
             continue;
         };
-        if k.check.passes(body.as_str()) {
+        if k.check.passes(whole.as_str(), body.as_str()) {
             let start = match k.part {
                 Part::Whole => at,
                 Part::Body => at + body.start(),
@@ -530,7 +544,7 @@ pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, &'static str)>) {
             continue;
         }
         for m in re.find_iter(s) {
-            if k.check.passes(m.as_str()) {
+            if k.check.passes(m.as_str(), m.as_str()) {
                 spans.push((m.start(), m.end(), k.rule));
             }
         }

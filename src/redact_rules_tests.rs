@@ -147,6 +147,15 @@ fn cases() -> Vec<Case> {
         keeping("credential assignment", "DD-APPLICATION-KEY: ", f(HEX, 40), "DD-TRACE-ID: 12345"),
         keeping("credential URL parameter", "https://db.example/login?user=bob&pass=", f(&an, 12), "https://ci.example/run?passed=12&bypass=1&compass=n"),
         keeping("credential URL parameter", "https://h.example/x?pwd=", f(&an, 12), "https://h.example/x?pwdHint=1"),
+        Case { rule: "credential URL parameter", secret: "DRIVER={ODBC Driver 18};SERVER=db;UID=sa;PWD=Secr3tPassw0rd!;Encrypt=yes".into(), near: "pwd: /home/bob; cd /tmp".into(), redacted: "DRIVER={ODBC Driver 18};SERVER=db;UID=sa;PWD=[REDACTED];Encrypt=yes".into() },
+        Case { rule: "credential URL parameter", secret: "Server=tcp:db,1433;Uid=sa;Pwd={Secr;et 1};Encrypt=True".into(), near: "Server=tcp:db,1433;Uid=sa;PwdHint=x".into(), redacted: "Server=tcp:db,1433;Uid=sa;Pwd=[REDACTED];Encrypt=True".into() },
+        keeping("credential URL parameter", "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature=", f(HEX, 512), "https://storage.googleapis.com/b/o?X-Goog-SignedHeaders=host"),
+        keeping("credential URL parameter", "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=", f(HEX, 64), "https://b.s3.amazonaws.com/k?X-Amz-SignedHeaders=host&X-Amz-Expires=900"),
+        keeping("credential URL parameter", "https://b.s3.amazonaws.com/k?X-Amz-Security-Token=", format!("{}%2F{}%3D", f(&an, 100), f(&an, 200)), "https://b.s3.amazonaws.com/k?X-Amz-Date=20240101T000000Z"),
+        case("Slack token", format!("xoxc-{}-{}-{}-{}", f(DIGITS, 12), f(DIGITS, 12), f(DIGITS, 13), f(HEX, 64)), "xoxc-not-a-token"),
+        case("Slack token", format!("xoxd-{}%2F{}%3D", f(&an, 60), f(&an, 90)), "xoxd-example-cookie-name"),
+        case("base64 PEM private key", crate::redact_pem::tests::encode(format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n", f(&b6, 64)).as_bytes()), crate::redact_pem::tests::encode(format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", f(&b6, 64)).as_bytes())),
+        case("base64 PEM private key", crate::redact_pem::tests::encode(format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n", f(&b6, 64)).as_bytes()), crate::redact_pem::tests::encode(b"-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n")),
     ]
 }
 
@@ -298,5 +307,36 @@ fn look_alikes_pass_writer_and_check() {
             r.message(&msg)
         );
         assert!(r.findings(&msg).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn signed_url_parameters() {
+    for secret in [
+        "X-Amz-Signature",
+        "X-Goog-Signature",
+        "x-amz-signature",
+        "X-Amz-Security-Token",
+        "X-Amz-Credential",
+        "X-Goog-Credential",
+        "sig",
+        "signature",
+        "key",
+        "PWD",
+        "Pwd",
+        "Password",
+    ] {
+        assert!(is_secret_param(secret), "{secret}");
+    }
+    for data in [
+        "X-Amz-Algorithm",
+        "X-Amz-SignedHeaders",
+        "X-Goog-Date",
+        "X-Amz-Expires",
+        "signatureVersion",
+        "UID",
+        "SERVER",
+    ] {
+        assert!(!is_secret_param(data), "{data}");
     }
 }

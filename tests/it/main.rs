@@ -15,6 +15,7 @@ mod loaders;
 mod meta;
 mod record;
 mod redact;
+mod redact_gaps;
 mod replay;
 mod replay_edges;
 mod support;
