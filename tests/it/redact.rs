@@ -143,21 +143,6 @@ fn a_tape_past_max_bytes_is_cut_with_an_entry_and_record_fails() {
     assert_eq!(cut[0]["params"]["maxBytes"], 1500);
 }
 
-/// `n` characters of `charset`, pseudo-random from `seed`: fake keys are generated, so
-/// this file holds no secret-shaped literal for scanners to trip on.
-fn fake(charset: &str, n: usize, seed: u64) -> String {
-    let cs = charset.as_bytes();
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            char::from(cs[(x % cs.len() as u64) as usize])
-        })
-        .collect()
-}
-
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// Production-shaped fake credentials of several providers.

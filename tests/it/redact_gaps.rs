@@ -5,20 +5,6 @@
 
 use crate::support::*;
 
-/// `n` pseudo-random characters of `charset` (the same every run).
-fn fake(charset: &str, n: usize, seed: u64) -> String {
-    let cs = charset.as_bytes();
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            char::from(cs[(x % cs.len() as u64) as usize])
-        })
-        .collect()
-}
-
 const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const HEX: &str = "0123456789abcdef";
 
