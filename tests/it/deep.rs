@@ -5,13 +5,13 @@
 //! Tape lines this deep are more than serde_json reads into a `Value` (128 levels): the
 //! tests read them as text, or through mcptape's own tape reader.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{ExitStatus, Output};
 
 use mcptape::message::{Kind, Message};
 
+use crate::http::Front;
 use crate::support::*;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
@@ -472,49 +472,6 @@ fn answer_of(body: &str) -> String {
         .to_owned()
 }
 
-/// `mcptape proxy --listen 127.0.0.1:0 ARGS`: stopped with SIGTERM when dropped.
-struct Front {
-    child: Child,
-    url: String,
-}
-
-impl Front {
-    fn start(env: &Env, args: &[&str]) -> Front {
-        let mut child = env
-            .mcptape(["proxy", "--server", "example", "--listen", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn the front");
-        // Wait for the line that names the address, with a deadline; keep draining.
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_owned());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("the front says where it listens");
-        Front { child, url }
-    }
-
-    /// SIGTERM, then its exit status.
-    fn stop(mut self) -> std::process::ExitStatus {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        )
-        .expect("the front is still running");
-        wait_child(&mut self.child)
-    }
-}
-
 #[test]
 fn the_http_front_records_deep_messages_from_both_sides() {
     let env = Env::new();
@@ -522,9 +479,9 @@ fn the_http_front_records_deep_messages_from_both_sides() {
     let answers = answers();
     // The server side: a replaying front. The front under test records what it forwards.
     let replay_tape = env.tape("s").display().to_string();
-    let server = Front::start(&env, &["--replay", &replay_tape]);
+    let server = Front::start_as(&env, "example", &["--replay", &replay_tape]);
     let tape = env.path("front.ndjson").display().to_string();
-    let recorder = Front::start(&env, &["--url", &server.url, "--record", &tape]);
+    let recorder = Front::start_as(&env, "example", &["--url", &server.url, "--record", &tape]);
     let authority = recorder
         .url
         .trim_start_matches("http://")

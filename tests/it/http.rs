@@ -304,16 +304,21 @@ fn a_tape_recorded_over_stdio_verifies_against_the_server_over_http() {
     );
 }
 
-/// `mcptape proxy --listen 127.0.0.1:0 ARGS`: the front and the URL it printed.
-struct Front {
+/// `mcptape proxy --server SERVER --listen 127.0.0.1:0 ARGS`: the front and the URL it
+/// printed.
+pub(crate) struct Front {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Front {
-    fn start(env: &Env, args: &[&str]) -> Front {
+    pub(crate) fn start(env: &Env, args: &[&str]) -> Front {
+        Front::start_as(env, "everything", args)
+    }
+
+    pub(crate) fn start_as(env: &Env, server: &str, args: &[&str]) -> Front {
         let mut child = env
-            .mcptape(["proxy", "--server", "everything", "--listen", "127.0.0.1:0"])
+            .mcptape(["proxy", "--server", server, "--listen", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -326,7 +331,7 @@ impl Front {
     }
 
     /// SIGTERM, then its exit status.
-    fn stop(mut self) -> std::process::ExitStatus {
+    pub(crate) fn stop(mut self) -> std::process::ExitStatus {
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(self.child.id() as i32),
             nix::sys::signal::Signal::SIGTERM,
