@@ -21,7 +21,7 @@ use crate::config::ServerEntry;
 use crate::framing::{self, Frame, LineCodec};
 use crate::message::{self, Kind, Message, Shape};
 use crate::process::{self, Server};
-use crate::tap::TapHandle;
+use crate::record::tap::TapHandle;
 use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;

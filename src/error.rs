@@ -217,6 +217,67 @@ pub enum ConfigError {
     },
 }
 
+/// Why a remote Streamable HTTP server did not take or answer a client message. The
+/// stdio downstream turns it into a JSON-RPC error for the client; the HTTP front passes a
+/// [`HttpError::Status`] on as it came.
+#[derive(Debug, Clone, Error)]
+pub enum HttpError {
+    /// The server could not be reached (connection refused, DNS, TLS…).
+    #[error("cannot reach `{url}`: {why}")]
+    Unreachable {
+        /// The server's URL.
+        url: String,
+        /// The HTTP client's words, with their causes.
+        why: String,
+    },
+    /// The server answered a status other than 2xx.
+    #[error("HTTP {status} from `{url}`: {}", String::from_utf8_lossy(body))]
+    Status {
+        /// The server's URL.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// The start of the body (at most 1024 bytes), passed on as it came.
+        body: bytes::Bytes,
+    },
+    /// A request's stream ended (and could not be resumed) before its answer.
+    #[error("the server at `{url}` closed the stream without answering")]
+    Unanswered {
+        /// The server's URL.
+        url: String,
+    },
+    /// An answer, or one event of a stream, larger than the framing maximum.
+    #[error("the answer from `{url}` is larger than {max} bytes")]
+    TooLarge {
+        /// The server's URL.
+        url: String,
+        /// The limit.
+        max: usize,
+    },
+    /// The body or event stream broke off.
+    #[error("the answer from `{url}` was cut: {why}")]
+    Cut {
+        /// The server's URL.
+        url: String,
+        /// The HTTP client's words.
+        why: String,
+    },
+    /// The HTTP client could not be set up.
+    #[error("cannot set up the HTTP client: {0}")]
+    Setup(String),
+}
+
+/// Why an upstream ([`crate::upstream::Link`]) cannot take a client message.
+#[derive(Debug, Clone, Error)]
+pub enum LinkError {
+    /// The upstream is gone (the server process stopped reading, the session ended).
+    #[error("the server is gone")]
+    Gone,
+    /// A remote server refused or failed the message.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+}
+
 /// Errors about child processes.
 #[derive(Debug, Error)]
 pub enum ProcessError {

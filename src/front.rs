@@ -30,7 +30,7 @@ use crate::idle::{Activity, Reaper};
 use crate::listen::{Acceptor, Limits};
 use crate::message::{Kind, Message};
 use crate::process::Signals;
-use crate::tap::{Tap, TapHandle, new_conn_id};
+use crate::record::tap::{Tap, TapHandle, new_conn_id};
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::{Direction, ServerTape, TapeWriter};

@@ -110,6 +110,11 @@ impl Message {
         &self.raw
     }
 
+    /// The exact bytes of the message, shared (no copy).
+    pub fn bytes(&self) -> Bytes {
+        self.raw.clone()
+    }
+
     /// The exact text of the message (tapes are UTF-8 JSON; invalid UTF-8 reads as empty).
     pub fn text(&self) -> &str {
         std::str::from_utf8(&self.raw).unwrap_or_default()

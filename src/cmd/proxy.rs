@@ -6,32 +6,29 @@
 //! `MCPTAPE_RECORD`/`MCPTAPE_REPLAY` in our own or our nearest ancestor's environment
 //! ([`crate::mode`]).
 
-use std::collections::VecDeque;
 use std::path::Path;
 
 use std::process::ExitCode;
-use tokio::time::Instant;
-
-use futures_util::StreamExt;
-use tokio::io::AsyncWriteExt;
-use tokio_util::codec::FramedRead;
 
 use crate::cli;
 use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
-use crate::framing::{self, Frame, LineCodec};
+
+use crate::downstream::pump;
+use crate::downstream::stdio;
 use crate::front;
 use crate::matcher::{self, Matcher};
 use crate::mode::{self, Mode};
 use crate::process::Signals;
+use crate::record::tap::TapHandle;
+use crate::record::tap::{Tap, new_conn_id};
 use crate::report;
-use crate::stdio;
-use crate::tap::TapHandle;
-use crate::tap::{Tap, new_conn_id};
+use crate::tape::close::CloseReason;
 use crate::tape::{ServerTape, TapeWriter, store};
-use crate::upstream::child::{READ_BUFFER_BYTES, relay};
+use crate::upstream::Closed;
+use crate::upstream::child::relay;
 use crate::upstream::http;
 use crate::upstream::pick::Picker;
-use crate::upstream::replay::{self, Out};
+use crate::upstream::replay;
 use crate::verdict::Verdict;
 
 impl cli::Proxy {
@@ -369,77 +366,23 @@ async fn serve_replay(
     settings: &cli::Matching,
     max_line: usize,
 ) -> Result<(Verdict, Option<u8>)> {
-    let mut picker = Picker::new(tape, server, report, &replay_options(settings)?);
+    let picker = Picker::new(tape, server, report, &replay_options(settings)?);
     if let Some(problem) = picker.problem() {
         crate::term::eprintln_escaped!("mcptape: error: {problem}");
     }
-    let mut input =
-        FramedRead::with_capacity(stdio::stdin(), LineCodec::new(max_line), READ_BUFFER_BYTES);
-    let mut output = stdio::stdout();
+    let link = replay::ReplayLink::new(picker, settings.pace);
     let mut signals = Signals::new()?;
-    let mut queue: VecDeque<Out> = picker.start().into();
-    // With --pace, when the message at the head of the queue is due.
-    let mut due: Option<Instant> = None;
-    let mut long = Vec::new();
-    let mut server_exit = None;
-    'serve: loop {
-        while let Some(head) = queue.front() {
-            if settings.pace && !head.delay.is_zero() {
-                let at = *due.get_or_insert_with(|| Instant::now() + head.delay);
-                if Instant::now() < at {
-                    break;
-                }
-            }
-            due = None;
-            let out = queue.pop_front().expect("a head");
-            if output.write_all(&out.line).await.is_err() || output.flush().await.is_err() {
-                break 'serve;
-            }
-        }
-        if queue.is_empty()
-            && let Some(code) = picker.server_gone()
-        {
-            // The recorded server ended the connection here: so does the replay.
-            server_exit = Some(code);
-            break;
-        }
-        let mut arrived = Vec::new();
-        tokio::select! {
-            frame = input.next() => match frame {
-                Some(Ok(Frame::Line(line))) => arrived = picker.on_client(framing::content(&line)),
-                Some(Ok(Frame::Long { bytes, last, .. })) => {
-                    // A client line too long to hold: never what a tape expects.
-                    if long.len() < 80 {
-                        long.extend_from_slice(&bytes[..bytes.len().min(80)]);
-                    }
-                    if last {
-                        long.extend_from_slice(b" (truncated)");
-                        arrived = picker.on_client(&std::mem::take(&mut long));
-                    }
-                }
-                Some(Err(_)) | None => break,
-            },
-            () = sleep_until(due) => {}
-            _ = signals.recv() => break,
-        }
-        // Answers outside the script (pings, parse errors) go out at once.
-        for out in arrived {
-            if out.immediate {
-                if output.write_all(&out.line).await.is_err() || output.flush().await.is_err() {
-                    break 'serve;
-                }
-            } else {
-                queue.push_back(out);
-            }
-        }
-    }
-    Ok((picker.finish(), server_exit))
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
+    let shutdown = async move { CloseReason::Signal(signals.recv().await) };
+    let pumped = pump::serve(link, stdio::stdin(), stdio::stdout(), max_line, shutdown).await?;
+    match pumped.closed {
+        Closed::Replayed {
+            verdict,
+            server_exit,
+        } => Ok((
+            *verdict,
+            server_exit.filter(|_| pumped.reason == CloseReason::ServerExited),
+        )),
+        _ => unreachable!("a replay link ends replayed"),
     }
 }
 

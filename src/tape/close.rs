@@ -4,7 +4,7 @@
 //! This is the one reader ([`Close::from_params`]) and the one writer ([`Close::params`])
 //! of a close entry's `params`: every recorder (a child server, an HTTP remote, the `call`
 //! client, the HTTP front) builds a [`Close`] and writes it through
-//! [`crate::tap::TapHandle::close`]. Unknown reasons are kept ([`CloseReason::Other`]),
+//! [`crate::record::tap::TapHandle::close`]. Unknown reasons are kept ([`CloseReason::Other`]),
 //! never refused, and a close status no process can have (`"exitCode": 256`, `-1`, `1.5`,
 //! `"0"`, a signal out of range, both a code and a signal) is [`CloseStatus::Invalid`]: a
 //! failure, never a success.

@@ -19,11 +19,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::task::JoinHandle;
 use tokio_util::codec::Decoder;
 
+use crate::downstream::stdio;
 use crate::error::{ProcessError, Result};
 use crate::framing::{Frame, LineCodec};
 use crate::process::{self, SIGTERM_GRACE, Signals};
-use crate::stdio;
-use crate::tap::{LongLine, MAX_QUEUED_BYTES, TapHandle};
+use crate::record::tap::{LongLine, MAX_QUEUED_BYTES, TapHandle};
 use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;

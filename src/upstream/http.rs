@@ -32,12 +32,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 
+use crate::downstream::stdio;
 use crate::error::{Error, Result};
 use crate::framing::{self, Frame, LineCodec};
 use crate::message::{Kind, Message};
 use crate::process::Signals;
-use crate::stdio;
-use crate::tap::TapHandle;
+use crate::record::tap::TapHandle;
 use crate::tape::Direction;
 use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::child::READ_BUFFER_BYTES;

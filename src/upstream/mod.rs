@@ -1,10 +1,28 @@
-//! Where client messages go.
+//! Where client messages go: one interface, the [`Link`], with one implementation per
+//! kind of upstream.
 //!
-//! - [`child`]: a server process over its stdin/stdout, relayed byte for byte.
-//! - [`http`]: a remote Streamable HTTP server, behind a stdio front.
-//! - [`replay`]: the replay engine, an in-memory transport that answers from a tape.
-//! - [`pick`]: which recorded connection a live client gets.
-//! - [`script`]: answers paired with requests by recorded order; how a recording ended.
+//! - [`child`]: a server process over its stdin/stdout (and the byte-exact relay, the
+//!   stdio proxy's fast path when no layer must read a message before it is forwarded).
+//! - [`http`]: a remote Streamable HTTP server.
+//! - [`replay`]: the replay engine, an in-memory transport that answers from a tape;
+//!   [`pick`] chooses the recorded connection a live client gets; [`script`] pairs
+//!   answers with requests and says how a recording ended.
+//!
+//! A downstream (our stdio, the HTTP front, the built-in client, verify's player) drives
+//! any `Link` the same way: [`Link::send`] each client message, poll [`Link::next`] for
+//! what comes back, [`Link::end_input`] when the client has said everything, then
+//! [`Link::close`]. Layers ([`crate::layer`]) wrap a `Link` and are a `Link` themselves.
+
+use std::future::Future;
+use std::process::ExitStatus;
+
+use bytes::Bytes;
+
+use crate::error::{HttpError, LinkError, Result};
+use crate::message::Message;
+use crate::tape::close::CloseReason;
+use crate::tape::lifecycle::LifecycleKind;
+use crate::verdict::Verdict;
 
 pub mod child;
 pub mod http;
@@ -12,3 +30,89 @@ pub mod pick;
 pub mod replay;
 pub mod script;
 pub mod sse;
+
+/// A transport-level fact for the tape (`$http/session`, `$http/status`, …): a lifecycle
+/// kind and its params. Layers see it ([`crate::layer::Layer::event`]); the client never
+/// does.
+pub type Event = (LifecycleKind, serde_json::Value);
+
+/// What comes back from an upstream.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A server message, exactly as it came (one line, without its `\n`).
+    Message(Message),
+    /// A fact for the tape.
+    Event(Event),
+    /// The upstream could not take or answer this client message (an HTTP status, an
+    /// unreachable server, a stream cut before the answer). The downstream tells its
+    /// client in its own terms: a JSON-RPC error on stdio, the status on the HTTP front.
+    Refused {
+        /// The client message.
+        request: Message,
+        /// Why.
+        error: HttpError,
+    },
+}
+
+/// How an upstream ended.
+#[derive(Debug)]
+pub enum Closed {
+    /// The server process exited with this status.
+    Exited(ExitStatus),
+    /// The replay engine's verdict, and the recorded server's exit status when the
+    /// recording ended the connection itself.
+    Replayed {
+        /// What the replayed connection found.
+        verdict: Box<Verdict>,
+        /// The recorded server's exit status, when it ended the connection.
+        server_exit: Option<u8>,
+    },
+    /// The remote session was ended.
+    Remote,
+}
+
+impl Closed {
+    /// The close status for the tape's `$transport/close`.
+    pub fn status(&self) -> crate::tape::close::CloseStatus {
+        match self {
+            Closed::Exited(status) => crate::tape::close::CloseStatus::of(*status),
+            _ => crate::tape::close::CloseStatus::Unknown,
+        }
+    }
+}
+
+/// The upstream interface: a child process, a Streamable HTTP session, or the replay
+/// engine.
+///
+/// `send` never waits for an answer: answers come from `next`, which is cancel-safe (it
+/// may be polled in a `select!` and dropped without losing a message).
+pub trait Link: Send {
+    /// Hands one client message on. Returns once the upstream has taken it: at once for
+    /// a request (its answer comes from [`Link::next`]).
+    fn send(&mut self, msg: Message) -> impl Future<Output = Result<(), LinkError>> + Send;
+
+    /// The next thing from the upstream; `None` once it is gone (the server exited, the
+    /// recording ended the connection, or — after [`Link::end_input`] — nothing more is
+    /// owed).
+    fn next(&mut self) -> impl Future<Output = Option<Incoming>> + Send;
+
+    /// The client sent a line of `len` bytes, longer than the framing maximum: `prefix`
+    /// is its start. It cannot be sent whole; by default it is dropped (the replay engine
+    /// counts it as a divergence).
+    fn oversize(&mut self, len: usize, prefix: Bytes) -> impl Future<Output = ()> + Send {
+        let _ = (len, prefix);
+        async {}
+    }
+
+    /// The client has said everything (it closed its side): a child's stdin is closed,
+    /// what is under way may still finish. [`Link::next`] then ends when nothing more is
+    /// owed.
+    fn end_input(&mut self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
+    /// Ends the upstream the way its transport asks (close stdin → wait → SIGTERM →
+    /// SIGKILL; `DELETE` the session; the replay's verdict). `reason` is why the
+    /// downstream ended it.
+    fn close(self, reason: CloseReason) -> impl Future<Output = Result<Closed>> + Send;
+}

@@ -33,8 +33,10 @@ use crate::verdict::{Leftover, Mismatch, Verdict};
 mod diverge;
 mod ends;
 mod facts;
+mod link;
 
 pub use facts::{ServerFacts, error_line, summary};
+pub use link::ReplayLink;
 
 /// The JSON-RPC error code of a replay divergence (server-defined range).
 pub const DIVERGED_CODE: i64 = -32090;

@@ -162,6 +162,29 @@ impl TapHandle {
         }
     }
 
+    /// Reserves `n` bytes of the queue budget if they are free now; false if the writer
+    /// is that far behind.
+    pub fn try_reserve(&self, n: usize) -> bool {
+        let n = n.min(MAX_QUEUED_BYTES) as u32;
+        match self.budget.try_acquire_many(n) {
+            Ok(permit) => {
+                permit.forget();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Waits until `n` bytes of the queue budget are free, without taking them: how the
+    /// live path slows to the writer's pace once it is behind.
+    pub fn room(&self, n: usize) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let budget = Arc::clone(&self.budget);
+        let n = n.min(MAX_QUEUED_BYTES) as u32;
+        async move {
+            drop(budget.acquire_many_owned(n).await);
+        }
+    }
+
     /// Gives back reserved bytes that will not be queued.
     pub fn release(&self, n: usize) {
         self.budget.add_permits(n.min(MAX_QUEUED_BYTES));

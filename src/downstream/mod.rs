@@ -1,0 +1,9 @@
+//! Where the client is: one driver per kind of front, each driving any
+//! [`crate::upstream::Link`].
+//!
+//! - [`stdio`]: our own stdin/stdout (the `proxy` without `--listen`), line by line.
+//! - the HTTP front ([`crate::front`]), the built-in client ([`crate::client`]) and
+//!   verify's player ([`crate::verify`]).
+
+pub mod pump;
+pub mod stdio;

@@ -1,0 +1,167 @@
+//! The stdio pump: our stdin and stdout as the downstream of any [`Link`], line by line.
+//!
+//! One `select!` loop owns the connection: the client's lines go to [`Link::send`] as
+//! they are read, what [`Link::next`] gives is written to the client one write per
+//! line, and `shutdown` (a future the caller passes: our signals, or a test's trigger)
+//! ends it. When the client closes its side the link is told ([`Link::end_input`]) and
+//! the pump goes on writing what it is still owed until the link says it is done; then
+//! the link is closed with the reason the pump saw.
+//!
+//! This is the stdio proxy's path for a remote server (`--url`), for replay, and for a
+//! child server when a layer must read messages before they are forwarded. A child with
+//! only watching layers takes the byte relay instead ([`crate::upstream::child::relay`]).
+
+use std::future::Future;
+
+use futures_util::StreamExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio_util::codec::FramedRead;
+
+use crate::error::Result;
+use crate::framing::{Frame, LineCodec};
+use crate::message::Message;
+use crate::tape::close::CloseReason;
+use crate::upstream::child::READ_BUFFER_BYTES;
+use crate::upstream::http::error_for;
+use crate::upstream::{Closed, Incoming, Link};
+
+/// How many bytes of a client line too long to hold are kept to say what it was.
+pub const OVERSIZE_PREFIX_BYTES: usize = crate::record::tap::OVERSIZE_PREFIX_BYTES;
+
+/// What the pump ended with.
+#[derive(Debug)]
+pub struct Pumped {
+    /// How the upstream ended.
+    pub closed: Closed,
+    /// Why the pump ended it.
+    pub reason: CloseReason,
+}
+
+/// Whether the client may still write.
+enum State {
+    /// Reading the client's lines.
+    Open,
+    /// The client closed its side; writing what is still owed.
+    Draining,
+    /// Done, for this reason.
+    Done(CloseReason),
+}
+
+/// Drives `link` from `input`/`output` until the client or the upstream is gone, or
+/// `shutdown` resolves; then closes it.
+pub async fn serve<L, R, W, S>(
+    mut link: L,
+    input: R,
+    mut output: W,
+    max_line: usize,
+    shutdown: S,
+) -> Result<Pumped>
+where
+    L: Link,
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    S: Future<Output = CloseReason>,
+{
+    let mut input = FramedRead::with_capacity(input, LineCodec::new(max_line), READ_BUFFER_BYTES);
+    let mut shutdown = std::pin::pin!(shutdown);
+    let mut long = Long::default();
+    let mut buf = Vec::new();
+    let mut state = State::Open;
+    let reason = loop {
+        state = match state {
+            State::Done(reason) => break reason,
+            State::Open => tokio::select! {
+                biased;
+                reason = &mut shutdown => State::Done(reason),
+                frame = input.next() => match frame {
+                    Some(Ok(Frame::Line(line))) => {
+                        let end = crate::framing::content(&line).len();
+                        if !line[..end].trim_ascii().is_empty() {
+                            // A failure to take a notification or an answer is not the
+                            // client's to hear (it has no id); the end shows in `next`.
+                            let _ = link.send(Message::new(line.slice(..end))).await;
+                        }
+                        State::Open
+                    }
+                    Some(Ok(Frame::Long { bytes, last, .. })) => {
+                        if let Some((len, prefix)) = long.push(&bytes, last) {
+                            link.oversize(len, prefix).await;
+                        }
+                        State::Open
+                    }
+                    Some(Err(_)) | None => {
+                        link.end_input().await;
+                        State::Draining
+                    }
+                },
+                incoming = link.next() => deliver(incoming, &mut output, &mut buf, State::Open).await,
+            },
+            State::Draining => tokio::select! {
+                biased;
+                reason = &mut shutdown => State::Done(reason),
+                incoming = link.next() => match incoming {
+                    None => State::Done(CloseReason::ClientClosedStdin),
+                    some => deliver(some, &mut output, &mut buf, State::Draining).await,
+                },
+            },
+        };
+    };
+    let closed = link.close(reason.clone()).await?;
+    Ok(Pumped { closed, reason })
+}
+
+/// Writes what the upstream gave to the client: the state to go on in, or why it ends.
+async fn deliver<W: AsyncWrite + Unpin>(
+    incoming: Option<Incoming>,
+    output: &mut W,
+    buf: &mut Vec<u8>,
+    going: State,
+) -> State {
+    let line = match incoming {
+        None => return State::Done(CloseReason::ServerExited),
+        Some(Incoming::Message(msg)) => msg.bytes(),
+        Some(Incoming::Refused { request, error }) => {
+            match error_for(&request, &error.to_string()) {
+                Some(line) => line.into(),
+                None => return going,
+            }
+        }
+        Some(Incoming::Event(_)) => return going,
+    };
+    // One write per line: a client that reads a line at a time sees whole lines.
+    buf.clear();
+    buf.extend_from_slice(&line);
+    buf.push(b'\n');
+    if output.write_all(buf).await.is_err() || output.flush().await.is_err() {
+        return State::Done(CloseReason::ClientStoppedReading);
+    }
+    going
+}
+
+/// The pieces of a client line too long to hold: its length and first bytes.
+#[derive(Default)]
+struct Long {
+    len: usize,
+    prefix: Vec<u8>,
+}
+
+impl Long {
+    fn push(&mut self, piece: &[u8], last: bool) -> Option<(usize, bytes::Bytes)> {
+        let content = if last {
+            crate::framing::content(piece)
+        } else {
+            piece
+        };
+        self.len += content.len();
+        let room = OVERSIZE_PREFIX_BYTES.saturating_sub(self.prefix.len());
+        self.prefix
+            .extend_from_slice(&content[..room.min(content.len())]);
+        last.then(|| {
+            let done = std::mem::take(self);
+            (done.len, done.prefix.into())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

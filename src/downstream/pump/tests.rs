@@ -1,0 +1,141 @@
+//! Unit tests of [`super`]: the stdio pump driving the replay engine in memory, with a
+//! shutdown future the test controls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::*;
+use crate::tape::ServerTape;
+use crate::upstream::pick::Picker;
+use crate::upstream::replay::{Options, ReplayLink};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+
+/// A replay link over a tape of server `s` written from (dir, ts, message) triples.
+fn link(lines: &[(&str, &str, &str)], pace: bool) -> (ReplayLink, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.ndjson");
+    let text: String = lines
+        .iter()
+        .map(|(d, ts, msg)| {
+            let meta =
+                format!(r#""_meta":{{"dir":"{d}","server":"s","ts":"{ts}","conn":"c-1"}}}}"#);
+            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
+        })
+        .collect();
+    std::fs::write(&path, text).expect("write");
+    let tape = Arc::new(ServerTape::load(&path, "s").expect("load"));
+    let picker = Picker::new(tape, "s", None, &Options::default());
+    (ReplayLink::new(picker, pace), dir)
+}
+
+fn handshake() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("send", "2026-01-01T00:00:00.000Z", INIT),
+        (
+            "recv",
+            "2026-01-01T00:00:02.000Z",
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#,
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_client_that_hangs_up_ends_the_pump_with_its_reason_and_a_clean_verdict() {
+    let (link, _dir) = link(&handshake(), false);
+    let (mut client, ours) = tokio::io::duplex(1 << 16);
+    let (ours_r, ours_w) = tokio::io::split(ours);
+    let pump = tokio::spawn(serve(link, ours_r, ours_w, 1 << 20, std::future::pending()));
+    client
+        .write_all(format!("{INIT}\n").as_bytes())
+        .await
+        .expect("write");
+    let mut reader = BufReader::new(&mut client);
+    let mut answer = String::new();
+    reader.read_line(&mut answer).await.expect("read");
+    assert!(
+        answer.starts_with(r#"{"jsonrpc":"2.0","id":0,"result""#),
+        "{answer}"
+    );
+    assert!(answer.ends_with("}\n"), "one line: {answer:?}");
+    drop(reader);
+    client.shutdown().await.expect("shutdown");
+    drop(client);
+    let pumped = pump.await.expect("join").expect("pump");
+    assert_eq!(pumped.reason, CloseReason::ClientClosedStdin);
+    match pumped.closed {
+        Closed::Replayed { verdict, .. } => assert!(verdict.ok(), "{}", verdict.describe()),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_shutdown_future_ends_the_pump_and_names_the_signal() {
+    let (link, _dir) = link(&handshake(), false);
+    let (_client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        let _ = rx.await;
+        CloseReason::Signal(nix::sys::signal::Signal::SIGTERM)
+    };
+    let pump = tokio::spawn(serve(link, r, w, 1 << 20, shutdown));
+    tx.send(()).expect("send");
+    let pumped = pump.await.expect("join").expect("pump");
+    assert_eq!(
+        pumped.reason,
+        CloseReason::Signal(nix::sys::signal::Signal::SIGTERM)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_pace_an_answer_waits_its_recorded_delay_in_virtual_time() {
+    let (link, _dir) = link(&handshake(), true);
+    let (mut client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    let pump = tokio::spawn(serve(link, r, w, 1 << 20, std::future::pending()));
+    let start = tokio::time::Instant::now();
+    client
+        .write_all(format!("{INIT}\n").as_bytes())
+        .await
+        .expect("write");
+    let mut answer = String::new();
+    BufReader::new(&mut client)
+        .read_line(&mut answer)
+        .await
+        .expect("read");
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    drop(client);
+    let _ = pump.await.expect("join");
+}
+
+#[tokio::test]
+async fn a_line_too_long_to_hold_reaches_the_engine_as_a_divergence() {
+    let (link, _dir) = link(&handshake(), false);
+    let (mut client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    let pump = tokio::spawn(serve(link, r, w, 64, std::future::pending()));
+    let long = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"{}\"}}\n",
+        "x".repeat(200)
+    );
+    client.write_all(long.as_bytes()).await.expect("write");
+    let mut answer = String::new();
+    BufReader::new(&mut client)
+        .read_line(&mut answer)
+        .await
+        .expect("read");
+    assert!(answer.contains("-32700"), "{answer}");
+    drop(client);
+    let pumped = pump.await.expect("join").expect("pump");
+    match pumped.closed {
+        Closed::Replayed { verdict, .. } => assert!(!verdict.ok()),
+        other => panic!("{other:?}"),
+    }
+}

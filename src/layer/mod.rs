@@ -1,0 +1,304 @@
+//! Layers: what sits between a downstream and a [`Link`], written once for every front
+//! and every upstream.
+//!
+//! A [`Layer`] sees each client message on its way up ([`Layer::client`]) and each
+//! server message on its way down ([`Layer::server`]), and every transport fact and the
+//! close. It passes a message on, answers it itself (a policy's refusal, a fault), drops
+//! it, or decides later (a call held for a person's approval). The stack is ordered from
+//! the client: layer 0 is nearest to the downstream, and sees what the client sent and
+//! what the client is given. The tap ([`tap::TapLayer`]) is the first layer; it only
+//! watches.
+//!
+//! [`Layered`] puts a [`Layers`] stack in front of any `Link` and is a `Link` itself, so a
+//! downstream drives a layered upstream exactly as a bare one. The stdio proxy's byte
+//! relay drives the stack without messages passing through it: when no layer
+//! [`reads_first`](Layer::reads_first), bytes are forwarded as they come and the layers
+//! are shown each line afterwards ([`Layers::watch`]).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+
+use bytes::Bytes;
+
+use crate::error::{LinkError, Result};
+use crate::message::Message;
+use crate::tape::Direction;
+use crate::tape::close::{Close, CloseReason};
+use crate::upstream::{Closed, Event, Incoming, Link};
+
+pub mod tap;
+
+/// A future a layer hands back: its decision later, or a wait for room.
+pub type Later<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// What a layer does with a message.
+pub enum Step {
+    /// Pass it on (as it is, or changed).
+    Pass(Message),
+    /// Answer it here: these messages go back the way it came, and it goes no further.
+    Answer(Vec<Message>),
+    /// Drop it.
+    Drop,
+    /// Decide later (a call held until a person decides, a delayed fault).
+    Later(Later<Step>),
+}
+
+/// One layer of the stack. Every method has a default that passes everything on.
+pub trait Layer: Send {
+    /// True when the layer must see a message before it is forwarded (a policy, a
+    /// fault): the stdio proxy then relays line by line instead of byte by byte.
+    fn reads_first(&self) -> bool {
+        false
+    }
+
+    /// A client message on its way to the upstream.
+    fn client(&mut self, msg: Message) -> Step {
+        Step::Pass(msg)
+    }
+
+    /// A server message on its way to the client.
+    fn server(&mut self, msg: Message) -> Step {
+        Step::Pass(msg)
+    }
+
+    /// A client line too long to hold ([`crate::framing::MAX_LINE_BYTES`]): its length
+    /// and its first bytes. It is forwarded as bytes or not at all, never as a message.
+    fn oversize(&mut self, dir: Direction, len: usize, prefix: &[u8]) {
+        let _ = (dir, len, prefix);
+    }
+
+    /// A transport fact ([`Event`]).
+    fn event(&mut self, event: &Event) {
+        let _ = event;
+    }
+
+    /// The connection ended.
+    fn close(&mut self, close: &Close) {
+        let _ = close;
+    }
+
+    /// A wait before the next message, when the layer is behind (the tap's queue is
+    /// full): the live path slows to the layer's pace instead of queueing without bound.
+    fn room(&mut self) -> Option<Later<()>> {
+        None
+    }
+}
+
+/// An ordered stack of layers; layer 0 is nearest to the client.
+#[derive(Default)]
+pub struct Layers {
+    stack: Vec<Box<dyn Layer>>,
+}
+
+/// Where a client message went.
+pub enum Flow {
+    /// On to the upstream.
+    Up(Message),
+    /// Back to the client (a layer answered it).
+    Back(Vec<Message>),
+    /// Nowhere.
+    Dropped,
+}
+
+impl Layers {
+    /// No layers.
+    pub fn new() -> Layers {
+        Layers::default()
+    }
+
+    /// Adds a layer below the ones already there (further from the client).
+    pub fn push(mut self, layer: impl Layer + 'static) -> Layers {
+        self.stack.push(Box::new(layer));
+        self
+    }
+
+    /// Adds a layer when there is one.
+    pub fn push_some(self, layer: Option<impl Layer + 'static>) -> Layers {
+        match layer {
+            Some(layer) => self.push(layer),
+            None => self,
+        }
+    }
+
+    /// True when there are no layers.
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// True when some layer must see messages before they are forwarded.
+    pub fn reads_first(&self) -> bool {
+        self.stack.iter().any(|l| l.reads_first())
+    }
+
+    /// Takes a client message down the stack. An answer from layer `i` goes back up
+    /// through the layers above it.
+    pub async fn client(&mut self, msg: Message) -> Flow {
+        let mut msg = msg;
+        for i in 0..self.stack.len() {
+            match settle(self.stack[i].client(msg)).await {
+                Step::Pass(m) => msg = m,
+                Step::Answer(answers) => return Flow::Back(self.up_from(i, answers).await),
+                Step::Drop | Step::Later(_) => return Flow::Dropped,
+            }
+        }
+        Flow::Up(msg)
+    }
+
+    /// Takes a server message up the stack, from the layer furthest from the client;
+    /// returns what reaches the client, in order.
+    pub async fn server(&mut self, msg: Message) -> Vec<Message> {
+        let n = self.stack.len();
+        self.up_from(n, vec![msg]).await
+    }
+
+    /// Runs `msgs` up through layers `below-1 .. 0`.
+    async fn up_from(&mut self, below: usize, msgs: Vec<Message>) -> Vec<Message> {
+        let mut msgs = msgs;
+        for i in (0..below).rev() {
+            let mut next = Vec::with_capacity(msgs.len());
+            for m in msgs {
+                match settle(self.stack[i].server(m)).await {
+                    Step::Pass(m) => next.push(m),
+                    // A layer answering a server message would talk to the server; none
+                    // does yet, so what it gives is passed on toward the client.
+                    Step::Answer(more) => next.extend(more),
+                    Step::Drop | Step::Later(_) => {}
+                }
+            }
+            msgs = next;
+        }
+        msgs
+    }
+
+    /// Shows every layer a line that was already forwarded as bytes (the byte relay):
+    /// only watching layers are ever driven this way, so their steps are not used.
+    pub fn watch(&mut self, dir: Direction, line: Bytes) {
+        let msg = Message::new(line);
+        for layer in &mut self.stack {
+            let _ = match dir {
+                Direction::Send => layer.client(msg.clone()),
+                _ => layer.server(msg.clone()),
+            };
+        }
+    }
+
+    /// Tells every layer of a line too long to hold.
+    pub fn oversize(&mut self, dir: Direction, len: usize, prefix: &[u8]) {
+        for layer in &mut self.stack {
+            layer.oversize(dir, len, prefix);
+        }
+    }
+
+    /// Tells every layer of a transport fact.
+    pub fn event(&mut self, event: &Event) {
+        for layer in &mut self.stack {
+            layer.event(event);
+        }
+    }
+
+    /// Tells every layer the connection ended.
+    pub fn close(&mut self, close: &Close) {
+        for layer in &mut self.stack {
+            layer.close(close);
+        }
+    }
+
+    /// Waits until every layer has room for more.
+    pub async fn room(&mut self) {
+        for layer in &mut self.stack {
+            if let Some(wait) = layer.room() {
+                wait.await;
+            }
+        }
+    }
+}
+
+/// A step, once it is decided.
+async fn settle(step: Step) -> Step {
+    let mut step = step;
+    while let Step::Later(later) = step {
+        step = later.await;
+    }
+    step
+}
+
+/// A [`Link`] behind a stack of layers: a `Link` itself.
+pub struct Layered<L> {
+    link: L,
+    layers: Layers,
+    /// Messages for the client that did not come from the upstream (a layer's answers),
+    /// or came with others (one server message a layer turned into several).
+    ready: VecDeque<Message>,
+}
+
+impl<L: Link> Layered<L> {
+    /// `link` behind `layers`.
+    pub fn new(link: L, layers: Layers) -> Layered<L> {
+        Layered {
+            link,
+            layers,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The upstream, for what only it can tell.
+    pub fn inner(&self) -> &L {
+        &self.link
+    }
+}
+
+impl<L: Link> Link for Layered<L> {
+    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
+        let flow = self.layers.client(msg).await;
+        let sent = match flow {
+            Flow::Up(msg) => self.link.send(msg).await,
+            Flow::Back(answers) => {
+                self.ready.extend(answers);
+                Ok(())
+            }
+            Flow::Dropped => Ok(()),
+        };
+        self.layers.room().await;
+        sent
+    }
+
+    async fn next(&mut self) -> Option<Incoming> {
+        loop {
+            if let Some(msg) = self.ready.pop_front() {
+                return Some(Incoming::Message(msg));
+            }
+            match self.link.next().await? {
+                Incoming::Message(msg) => {
+                    let out = self.layers.server(msg).await;
+                    self.layers.room().await;
+                    self.ready.extend(out);
+                }
+                Incoming::Event(event) => self.layers.event(&event),
+                refused @ Incoming::Refused { .. } => return Some(refused),
+            }
+        }
+    }
+
+    async fn oversize(&mut self, len: usize, prefix: Bytes) {
+        self.layers.oversize(Direction::Send, len, &prefix);
+        self.link.oversize(len, prefix).await;
+    }
+
+    async fn end_input(&mut self) {
+        self.link.end_input().await;
+    }
+
+    async fn close(mut self, reason: CloseReason) -> Result<Closed> {
+        let closed = self.link.close(reason.clone()).await;
+        let status = match &closed {
+            Ok(c) => c.status(),
+            Err(_) => crate::tape::close::CloseStatus::Unknown,
+        };
+        self.layers.close(&Close::new(reason, status));
+        closed
+    }
+}
+
+#[cfg(test)]
+mod tests;

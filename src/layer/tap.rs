@@ -1,0 +1,70 @@
+//! The tap as a layer: it watches every message that passes and hands it to the tape
+//! writer ([`crate::record::tap`]); it never changes, holds or drops one.
+//!
+//! Each line takes its length from the writer's queue budget. While the writer keeps up
+//! that costs nothing; once it is [`crate::record::tap::MAX_QUEUED_BYTES`] behind, the
+//! line is queued anyway and [`Layer::room`] makes the live path wait for the writer, so
+//! memory stays bounded on every path that records.
+
+use crate::layer::{Later, Layer, Step};
+use crate::message::Message;
+use crate::record::tap::TapHandle;
+use crate::tape::Direction;
+use crate::tape::close::Close;
+use crate::upstream::Event;
+
+/// The recording tap of one connection, as a layer.
+pub struct TapLayer {
+    tap: TapHandle,
+    /// Bytes queued past the budget, to wait for before the next message.
+    owed: usize,
+}
+
+impl TapLayer {
+    /// A layer that records into `tap`.
+    pub fn new(tap: TapHandle) -> TapLayer {
+        TapLayer { tap, owed: 0 }
+    }
+
+    fn record(&mut self, dir: Direction, msg: &Message) {
+        let bytes = msg.bytes();
+        let n = bytes.len();
+        if self.tap.try_reserve(n) {
+            self.tap.line_reserved(dir, bytes, n);
+        } else {
+            self.tap.line(dir, bytes);
+            self.owed += n;
+        }
+    }
+}
+
+impl Layer for TapLayer {
+    fn client(&mut self, msg: Message) -> Step {
+        self.record(Direction::Send, &msg);
+        Step::Pass(msg)
+    }
+
+    fn server(&mut self, msg: Message) -> Step {
+        self.record(Direction::Recv, &msg);
+        Step::Pass(msg)
+    }
+
+    fn oversize(&mut self, dir: Direction, len: usize, prefix: &[u8]) {
+        self.tap.oversize(dir, len, prefix);
+    }
+
+    fn event(&mut self, (kind, params): &Event) {
+        self.tap.lifecycle(kind.clone(), params.clone());
+    }
+
+    fn close(&mut self, close: &Close) {
+        self.tap.close(close);
+    }
+
+    fn room(&mut self) -> Option<Later<()>> {
+        match std::mem::take(&mut self.owed) {
+            0 => None,
+            n => Some(Box::pin(self.tap.room(n))),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The replay engine as a [`Link`]: client messages go to the [`Picker`], its answers
+//! come back from [`Link::next`] — at once, or with `--pace` after their recorded delays.
+//! Answers outside the script (a ping's, a parse error's) go ahead of paced ones.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use crate::error::{LinkError, Result};
+use crate::message::Message;
+use crate::tape::close::CloseReason;
+use crate::upstream::pick::Picker;
+use crate::upstream::replay::Out;
+use crate::upstream::{Closed, Incoming, Link};
+
+/// One live client's replay: the picker, and what it owes the client.
+pub struct ReplayLink {
+    picker: Picker,
+    queue: VecDeque<Out>,
+    pace: bool,
+    /// With `--pace`, when the message at the head of the queue is due.
+    due: Option<Instant>,
+    /// The client closed its side: nothing more is owed.
+    ended: bool,
+}
+
+impl ReplayLink {
+    /// Replays through `picker`; with `pace`, keeps the recorded delays.
+    pub fn new(mut picker: Picker, pace: bool) -> ReplayLink {
+        let queue = picker.start().into();
+        ReplayLink {
+            picker,
+            queue,
+            pace,
+            due: None,
+            ended: false,
+        }
+    }
+
+    /// Why nothing can be replayed at all, if so (said once, by the caller).
+    pub fn problem(&self) -> Option<&str> {
+        self.picker.problem()
+    }
+
+    fn take(&mut self, out: Vec<Out>) {
+        for o in out {
+            if o.immediate {
+                let at = self.queue.iter().take_while(|q| q.immediate).count();
+                self.queue.insert(at, o);
+            } else {
+                self.queue.push_back(o);
+            }
+        }
+    }
+
+    fn line(out: Out) -> Incoming {
+        let mut line = out.line;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        Incoming::Message(Message::new(line))
+    }
+}
+
+impl Link for ReplayLink {
+    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
+        let out = self.picker.on_client(msg.raw());
+        self.take(out);
+        Ok(())
+    }
+
+    async fn next(&mut self) -> Option<Incoming> {
+        if self.ended {
+            return None;
+        }
+        loop {
+            if let Some(head) = self.queue.front() {
+                if self.pace && !head.immediate && !head.delay.is_zero() {
+                    let at = *self.due.get_or_insert_with(|| Instant::now() + head.delay);
+                    tokio::time::sleep_until(at).await;
+                }
+                self.due = None;
+                let out = self.queue.pop_front().expect("a head");
+                return Some(Self::line(out));
+            }
+            if self.picker.server_gone().is_some() {
+                // The recorded server ended the connection here: so does the replay.
+                return None;
+            }
+            // Nothing is owed until the client says more.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    async fn oversize(&mut self, _len: usize, prefix: Bytes) {
+        // Never what a tape expects: the engine reports it as a divergence.
+        let mut text = prefix[..prefix.len().min(80)].to_vec();
+        text.extend_from_slice(b" (truncated)");
+        let out = self.picker.on_client(&text);
+        self.take(out);
+    }
+
+    async fn end_input(&mut self) {
+        self.ended = true;
+    }
+
+    async fn close(self, _reason: CloseReason) -> Result<Closed> {
+        let server_exit = self.picker.server_gone();
+        Ok(Closed::Replayed {
+            verdict: Box::new(self.picker.finish()),
+            server_exit,
+        })
+    }
+}
