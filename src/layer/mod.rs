@@ -233,8 +233,11 @@ pub struct Layered<L> {
 }
 
 impl<L: Link> Layered<L> {
-    /// `link` behind `layers`.
-    pub fn new(link: L, layers: Layers) -> Layered<L> {
+    /// `link` behind `layers`; the layers are told of the link's start.
+    pub fn new(link: L, mut layers: Layers) -> Layered<L> {
+        if let Some(start) = link.started() {
+            layers.event(&start);
+        }
         Layered {
             link,
             layers,
@@ -249,6 +252,11 @@ impl<L: Link> Layered<L> {
 }
 
 impl<L: Link> Link for Layered<L> {
+    fn started(&self) -> Option<Event> {
+        // Already told to this stack's layers; a stack above gets its own from its link.
+        self.link.started()
+    }
+
     async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
         let flow = self.layers.client(msg).await;
         let sent = match flow {

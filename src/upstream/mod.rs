@@ -91,6 +91,13 @@ pub trait Link: Send {
     /// a request (its answer comes from [`Link::next`]).
     fn send(&mut self, msg: Message) -> impl Future<Output = Result<(), LinkError>> + Send;
 
+    /// The fact of this upstream's start for the tape (`$transport/start` with the command
+    /// and pid, or the URL), given to the layers when they are put in front of it
+    /// ([`crate::layer::Layered::new`]). None for the replay engine.
+    fn started(&self) -> Option<Event> {
+        None
+    }
+
     /// The next thing from the upstream; `None` once it is gone (the server exited, the
     /// recording ended the connection, or — after [`Link::end_input`] — nothing more is
     /// owed).
