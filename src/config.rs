@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::ConfigError;
 
@@ -95,7 +95,6 @@ impl Config {
         Config::parse(path, &text)
     }
 
-    /// Parses config text; `var` looks up environment variables.
     /// Parses and checks config text; `${VAR}`s are left for [`Config::server`], so that
     /// one entry's unset variable (or VS Code's `${input:…}`) does not stop the others.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
@@ -123,79 +122,13 @@ impl Config {
         let servers = servers
             .as_object()
             .ok_or_else(|| shape(key.into(), "must be an object"))?;
-        let mut out = Vec::new();
-        for (name, entry) in servers {
-            let at = |field: &str| {
-                format!(
-                    "{key}.{name}{}",
-                    if field.is_empty() {
-                        String::new()
-                    } else {
-                        format!(".{field}")
-                    }
-                )
-            };
-            let obj = entry
-                .as_object()
-                .ok_or_else(|| shape(at(""), "must be an object"))?;
-            let string = |field: &str, v: &Value| -> Result<String, ConfigError> {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| shape(at(field), "must be a string"))
-            };
-            let command = obj
-                .get("command")
-                .map(|v| string("command", v))
-                .transpose()?;
-            let args = match obj.get("args") {
-                None => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| string(&format!("args[{i}]"), v))
-                    .collect::<Result<_, _>>()?,
-                Some(_) => return Err(shape(at("args"), "must be an array of strings")),
-            };
-            let env = match obj.get("env") {
-                None => Vec::new(),
-                Some(Value::Object(vars)) => vars
-                    .iter()
-                    .map(|(k, v)| Ok((k.clone(), string(&format!("env.{k}"), v)?)))
-                    .collect::<Result<_, ConfigError>>()?,
-                Some(_) => return Err(shape(at("env"), "must be an object of strings")),
-            };
-            let cwd = obj
-                .get("cwd")
-                .map(|v| string("cwd", v))
-                .transpose()?
-                .map(PathBuf::from);
-            let url = obj.get("url").map(|v| string("url", v)).transpose()?;
-            let headers = match obj.get("headers") {
-                None => Vec::new(),
-                Some(Value::Object(h)) => h
-                    .iter()
-                    .map(|(k, v)| Ok((k.clone(), string(&format!("headers.{k}"), v)?)))
-                    .collect::<Result<_, ConfigError>>()?,
-                Some(_) => return Err(shape(at("headers"), "must be an object of strings")),
-            };
-            if command.is_none() && url.is_none() {
-                return Err(ConfigError::MissingCommand {
-                    path: path.to_path_buf(),
-                    key: at("command"),
-                });
-            }
-            out.push((
-                name.clone(),
-                ServerEntry {
-                    command,
-                    args,
-                    env,
-                    cwd,
-                    url,
-                    headers,
-                },
-            ));
-        }
+        let out = servers
+            .iter()
+            .map(|(name, entry)| {
+                let fields = Fields { path, key, name };
+                Ok((name.clone(), fields.entry(entry)?))
+            })
+            .collect::<Result<_, ConfigError>>()?;
         Ok(Config {
             path: path.to_path_buf(),
             key,
@@ -291,6 +224,97 @@ fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, Strin
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Where one server entry of a config is, for its errors: `mcpServers.NAME.field`.
+struct Fields<'a> {
+    path: &'a Path,
+    key: &'a str,
+    name: &'a str,
+}
+
+impl Fields<'_> {
+    fn at(&self, field: &str) -> String {
+        match field {
+            "" => format!("{}.{}", self.key, self.name),
+            f => format!("{}.{}.{f}", self.key, self.name),
+        }
+    }
+
+    fn shape(&self, field: &str, reason: &str) -> ConfigError {
+        ConfigError::Shape {
+            path: self.path.to_path_buf(),
+            key: self.at(field),
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn string(&self, field: &str, v: &Value) -> Result<String, ConfigError> {
+        v.as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.shape(field, "must be a string"))
+    }
+
+    fn optional(
+        &self,
+        obj: &Map<String, Value>,
+        field: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        obj.get(field).map(|v| self.string(field, v)).transpose()
+    }
+
+    /// An object of strings (`env`, `headers`) as pairs; absent is empty.
+    fn pairs(
+        &self,
+        obj: &Map<String, Value>,
+        field: &str,
+    ) -> Result<Vec<(String, String)>, ConfigError> {
+        match obj.get(field) {
+            None => Ok(Vec::new()),
+            Some(Value::Object(vars)) => vars
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), self.string(&format!("{field}.{k}"), v)?)))
+                .collect(),
+            Some(_) => Err(self.shape(field, "must be an object of strings")),
+        }
+    }
+
+    /// One server entry, checked.
+    fn entry(&self, entry: &Value) -> Result<ServerEntry, ConfigError> {
+        let obj = entry
+            .as_object()
+            .ok_or_else(|| self.shape("", "must be an object"))?;
+        // Checked in the order the fields are documented, so the first error is stable.
+        let command = self.optional(obj, "command")?;
+        let args = match obj.get("args") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.string(&format!("args[{i}]"), v))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(self.shape("args", "must be an array of strings")),
+        };
+        let env = self.pairs(obj, "env")?;
+        let cwd = self.optional(obj, "cwd")?.map(PathBuf::from);
+        let url = self.optional(obj, "url")?;
+        let headers = self.pairs(obj, "headers")?;
+        let entry = ServerEntry {
+            command,
+            args,
+            env,
+            cwd,
+            url,
+            headers,
+        };
+        if entry.command.is_none() && entry.url.is_none() {
+            return Err(ConfigError::MissingCommand {
+                path: self.path.to_path_buf(),
+                key: self.at("command"),
+            });
+        }
+        Ok(entry)
+    }
 }
 
 #[cfg(test)]

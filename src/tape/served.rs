@@ -38,6 +38,36 @@ struct Slot {
     dir: Direction,
 }
 
+impl Slot {
+    /// The slot of the entry read into `buf[start..]`: the message begins `lead` bytes in;
+    /// where `_meta` was last, its comma is overwritten with the message's closing `}`.
+    fn keep(
+        buf: &mut [u8],
+        start: usize,
+        lead: usize,
+        cut: Cut,
+        line: usize,
+        dir: Direction,
+    ) -> Slot {
+        let end = buf.len();
+        let cut = match cut {
+            Cut::At(i) => {
+                let at = start + lead + i;
+                buf[at] = b'}';
+                at
+            }
+            Cut::Owned(_) => usize::MAX,
+        };
+        Slot {
+            line,
+            start: start + lead,
+            cut,
+            end,
+            dir,
+        }
+    }
+}
+
 /// One connection of the server.
 #[derive(Debug)]
 struct Held {
@@ -117,23 +147,15 @@ impl ServerTape {
                 });
                 conns.len() - 1
             });
-            let end = buf.len();
-            let cut = match cut {
-                Cut::At(i) => {
-                    let at = start + lead + i;
-                    buf[at] = b'}';
-                    at
-                }
-                Cut::Owned(_) => usize::MAX,
-            };
             conns[held].slots.push(slots.len());
-            slots.push(Slot {
-                line: read.number,
-                start: start + lead,
+            slots.push(Slot::keep(
+                &mut buf,
+                start,
+                lead,
                 cut,
-                end,
-                dir: meta.dir,
-            });
+                read.number,
+                meta.dir,
+            ));
         }
         let spans = grouper.into_spans();
         let torn = torn::resolve(found_torn, &spans);

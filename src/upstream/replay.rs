@@ -34,9 +34,11 @@ mod diverge;
 mod ends;
 mod facts;
 mod link;
+mod steps;
 
 pub use facts::{ServerFacts, error_line, summary};
 pub use link::ReplayLink;
+use steps::Step;
 
 /// The JSON-RPC error code of a replay divergence (server-defined range).
 pub const DIVERGED_CODE: i64 = -32090;
@@ -73,19 +75,6 @@ pub struct Out {
     pub immediate: bool,
     /// The bytes to write, `\n` included.
     pub line: Vec<u8>,
-}
-
-#[derive(Debug)]
-struct Step {
-    line: usize,
-    dir: Direction,
-    message: Message,
-    ts: Option<SystemTime>,
-    done: bool,
-    /// A recorded `server/discover` probe or its answer: skipped if the client does not probe.
-    optional: bool,
-    /// The message as the matcher compares it, computed once.
-    normalized: std::sync::OnceLock<serde_json::Value>,
 }
 
 /// One recorded connection being replayed.
@@ -125,75 +114,18 @@ pub struct Replay {
     opts: Options,
 }
 
-fn ts_of(entry: &crate::tape::Entry) -> Option<SystemTime> {
-    humantime::parse_rfc3339(entry.meta.ts.as_deref()?).ok()
-}
-
 impl Replay {
     /// Prepares the replay of `conn`, one of `tape`'s connections; `facts` are its
     /// server's, gathered once for all its connections.
     pub fn new(tape: &Tape, conn: &Connection, facts: &ServerFacts, opts: Options) -> Replay {
         let ending = Ending::of(tape, conn);
         let mut script = ending.script();
-        let mut steps: Vec<Step> = conn
-            .entries
-            .iter()
-            .map(|&i| &tape.entries[i])
-            .filter(|e| e.meta.dir != Direction::Lifecycle && script.keeps(e))
-            .map(|e| Step {
-                line: e.line,
-                dir: e.meta.dir,
-                message: e.message.clone(),
-                ts: ts_of(e),
-                done: false,
-                optional: false,
-                normalized: std::sync::OnceLock::new(),
-            })
-            .collect();
-        // Client pings (and their answers) are answered live, never required.
-        let pings: HashSet<String> = steps
-            .iter()
-            .filter(|s| s.dir == Direction::Send && s.message.kind() == Kind::Request)
-            .filter(|s| s.message.method() == Some("ping"))
-            .filter_map(|s| s.message.id().map(str::to_owned))
-            .collect();
-        steps.retain(|s| {
-            let answer = matches!(s.message.kind(), Kind::Response | Kind::Error);
-            let ping = s.message.method() == Some("ping") && s.dir == Direction::Send;
-            let ping_answer = answer
-                && s.dir == Direction::Recv
-                && s.message.id().is_some_and(|i| pings.contains(i));
-            !(ping || ping_answer)
-        });
-        // A recorded discovery probe is optional, with its answer.
-        let probes: HashSet<String> = steps
-            .iter()
-            .filter(|s| s.dir == Direction::Send && s.message.method() == Some("server/discover"))
-            .filter_map(|s| s.message.id().map(str::to_owned))
-            .collect();
-        for s in steps.iter_mut() {
-            let is_probe =
-                s.dir == Direction::Send && s.message.method() == Some("server/discover");
-            let is_answer = s.dir == Direction::Recv
-                && matches!(s.message.kind(), Kind::Response | Kind::Error)
-                && s.message.id().is_some_and(|i| probes.contains(i));
-            s.optional = is_probe || is_answer;
-        }
+        let steps = steps::of(tape, conn, &mut script);
         let ServerFacts {
             versions,
             discover_answer,
         } = facts.clone();
-        let recorded_tokens = steps
-            .iter()
-            .filter(|s| s.dir == Direction::Send)
-            // Most requests carry no token: a byte search spares parsing them.
-            .filter(|s| memchr::memmem::find(s.message.raw(), b"progressToken").is_some())
-            .filter(|s| s.message.kind() == Kind::Request)
-            .filter_map(|s| {
-                message::raw_member(s.message.text(), &["params", "_meta", "progressToken"])
-            })
-            .map(str::to_owned)
-            .collect();
+        let recorded_tokens = steps::recorded_tokens(&steps);
         let notes = ending.note().into_iter().collect();
         Replay {
             pairs: Pairs::of(steps.iter().map(|s| (s.dir, &s.message))),
@@ -235,43 +167,11 @@ impl Replay {
             return Vec::new();
         }
         let msg = Message::new(text.to_vec());
-        if !msg.is_object() {
-            let shown = String::from_utf8_lossy(&text[..text.len().min(80)]).into_owned();
-            self.verdict.problems.push(format!(
-                "the client sent a line that is not a JSON-RPC message: {shown}"
-            ));
-            return vec![self.now(error_line(
-                "null",
-                PARSE_ERROR,
-                &format!("Parse error: not a JSON-RPC message: {shown}"),
-            ))];
+        if let Some(out) = self.outside_script(&msg) {
+            return out;
         }
         let live_id = msg.id().unwrap_or("null").to_owned();
-        if msg.kind() == Kind::Request && msg.method() == Some("ping") {
-            return vec![self.now(
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{live_id},\"result\":{{}}}}\n").into_bytes(),
-            )];
-        }
-        if let Some(why) = &self.diverged {
-            return match msg.kind() {
-                Kind::Request => vec![self.now(error_line(&live_id, DIVERGED_CODE, why))],
-                _ => Vec::new(),
-            };
-        }
-        // A cancellation names a live request id: match it as the recorded one.
-        let msg = match message::raw_member(msg.text(), &["params", "requestId"]) {
-            Some(live) if msg.method() == Some("notifications/cancelled") => {
-                match self.recorded_id(live) {
-                    Some(rec) => {
-                        message::replace_member(msg.text(), &["params", "requestId"], &rec)
-                            .map(Message::new)
-                            .unwrap_or(msg)
-                    }
-                    None => msg,
-                }
-            }
-            _ => msg,
-        };
+        let msg = self.as_recorded(msg);
         let probing = msg.kind() == Kind::Request && msg.method() == Some("server/discover");
         let candidates = self.candidates();
         if !probing {
@@ -313,6 +213,51 @@ impl Replay {
             return out;
         }
         self.diverge(&msg, candidates.first().copied())
+    }
+
+    /// The answers that do not depend on the script: a line that is not a message, a
+    /// ping, anything after a divergence.
+    fn outside_script(&mut self, msg: &Message) -> Option<Vec<Out>> {
+        let text = msg.raw();
+        if !msg.is_object() {
+            let shown = String::from_utf8_lossy(&text[..text.len().min(80)]).into_owned();
+            self.verdict.problems.push(format!(
+                "the client sent a line that is not a JSON-RPC message: {shown}"
+            ));
+            return Some(vec![self.now(error_line(
+                "null",
+                PARSE_ERROR,
+                &format!("Parse error: not a JSON-RPC message: {shown}"),
+            ))]);
+        }
+        let live_id = msg.id().unwrap_or("null");
+        if msg.kind() == Kind::Request && msg.method() == Some("ping") {
+            return Some(vec![self.now(
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{live_id},\"result\":{{}}}}\n").into_bytes(),
+            )]);
+        }
+        let why = self.diverged.as_ref()?;
+        Some(match msg.kind() {
+            Kind::Request => vec![self.now(error_line(live_id, DIVERGED_CODE, why))],
+            _ => Vec::new(),
+        })
+    }
+
+    /// A cancellation names a live request id: read it as the recorded one.
+    fn as_recorded(&self, msg: Message) -> Message {
+        match message::raw_member(msg.text(), &["params", "requestId"]) {
+            Some(live) if msg.method() == Some("notifications/cancelled") => {
+                match self.recorded_id(live) {
+                    Some(rec) => {
+                        message::replace_member(msg.text(), &["params", "requestId"], &rec)
+                            .map(Message::new)
+                            .unwrap_or(msg)
+                    }
+                    None => msg,
+                }
+            }
+            _ => msg,
+        }
     }
 
     /// The verdict, once the client has hung up.

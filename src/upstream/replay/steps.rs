@@ -1,0 +1,97 @@
+//! The steps of one recorded connection's script: its messages in tape order, less what
+//! replay answers live (client pings and their answers), with a recorded discovery probe
+//! and its answer marked optional.
+
+use std::collections::HashSet;
+use std::time::SystemTime;
+
+use crate::message::{self, Kind, Message};
+use crate::tape::{Connection, Direction, Tape};
+use crate::upstream::script::Script;
+
+#[derive(Debug)]
+pub(super) struct Step {
+    pub(super) line: usize,
+    pub(super) dir: Direction,
+    pub(super) message: Message,
+    pub(super) ts: Option<SystemTime>,
+    pub(super) done: bool,
+    /// A recorded `server/discover` probe or its answer: skipped if the client does not probe.
+    pub(super) optional: bool,
+    /// The message as the matcher compares it, computed once.
+    pub(super) normalized: std::sync::OnceLock<serde_json::Value>,
+}
+
+fn ts_of(entry: &crate::tape::Entry) -> Option<SystemTime> {
+    humantime::parse_rfc3339(entry.meta.ts.as_deref()?).ok()
+}
+
+/// The steps of `conn` that `script` keeps.
+pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Step> {
+    let mut steps: Vec<Step> = conn
+        .entries
+        .iter()
+        .map(|&i| &tape.entries[i])
+        .filter(|e| e.meta.dir != Direction::Lifecycle && script.keeps(e))
+        .map(|e| Step {
+            line: e.line,
+            dir: e.meta.dir,
+            message: e.message.clone(),
+            ts: ts_of(e),
+            done: false,
+            optional: false,
+            normalized: std::sync::OnceLock::new(),
+        })
+        .collect();
+    drop_pings(&mut steps);
+    mark_probes(&mut steps);
+    steps
+}
+
+/// Client pings (and their answers) are answered live, never required.
+fn drop_pings(steps: &mut Vec<Step>) {
+    let pings: HashSet<String> = steps
+        .iter()
+        .filter(|s| s.dir == Direction::Send && s.message.kind() == Kind::Request)
+        .filter(|s| s.message.method() == Some("ping"))
+        .filter_map(|s| s.message.id().map(str::to_owned))
+        .collect();
+    steps.retain(|s| {
+        let answer = matches!(s.message.kind(), Kind::Response | Kind::Error);
+        let ping = s.message.method() == Some("ping") && s.dir == Direction::Send;
+        let ping_answer =
+            answer && s.dir == Direction::Recv && s.message.id().is_some_and(|i| pings.contains(i));
+        !(ping || ping_answer)
+    });
+}
+
+/// A recorded discovery probe is optional, with its answer.
+fn mark_probes(steps: &mut [Step]) {
+    let probes: HashSet<String> = steps
+        .iter()
+        .filter(|s| s.dir == Direction::Send && s.message.method() == Some("server/discover"))
+        .filter_map(|s| s.message.id().map(str::to_owned))
+        .collect();
+    for s in steps.iter_mut() {
+        let is_probe = s.dir == Direction::Send && s.message.method() == Some("server/discover");
+        let is_answer = s.dir == Direction::Recv
+            && matches!(s.message.kind(), Kind::Response | Kind::Error)
+            && s.message.id().is_some_and(|i| probes.contains(i));
+        s.optional = is_probe || is_answer;
+    }
+}
+
+/// The progress tokens the recorded client issued (raw JSON).
+pub(super) fn recorded_tokens(steps: &[Step]) -> HashSet<String> {
+    steps
+        .iter()
+        .filter(|s| s.dir == Direction::Send)
+        // Most requests carry no token: a byte search spares parsing them.
+        .filter(|s| memchr::memmem::find(s.message.raw(), b"progressToken").is_some())
+        .filter(|s| s.message.kind() == Kind::Request)
+        .filter_map(|s| {
+            message::raw_member(s.message.text(), &["params", "_meta", "progressToken"])
+        })
+        .map(str::to_owned)
+        .collect()
+}
