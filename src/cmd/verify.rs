@@ -236,3 +236,6 @@ fn warn_unused(ignore: &[Glob], used: &[bool]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
