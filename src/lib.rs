@@ -13,6 +13,8 @@
 //! - [`tap`] turns forwarded lines into tape entries on a thread of its own.
 //! - [`matcher`] normalizes and compares messages for replay; [`verdict`] is what a
 //!   replayed connection found, and [`report`] the directory it reaches its parent by.
+//! - [`verify`] plays a tape's client side against a live server (the player, a
+//!   downstream) and classifies each answer; [`cmd::verify`] reports what it found.
 //! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
 //!   replays, from its own environment or its nearest ancestor's.
 //! - [`term`] escapes what a terminal would obey in text printed for people.

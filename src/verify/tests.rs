@@ -1,5 +1,7 @@
 //! Unit tests of [`super`]: `verify`.
 
+use serde_json::json;
+
 use super::*;
 
 #[test]

@@ -1,0 +1,246 @@
+//! The reports of a verify run: text for people, JSON lines, JUnit XML, and the receipt
+//! beside the tape. Every value a server or a tape supplied is escaped where it lands.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use crate::cli::Format;
+use crate::error::TapeError;
+use crate::tape::{format, safety};
+use crate::verify::{Class, Played};
+
+/// The report in `format`: what `--output` or stdout receives.
+pub(super) fn render(
+    format: Format,
+    tape: &Path,
+    server: &str,
+    command: &str,
+    outcomes: &[Played],
+    problems: &[String],
+) -> String {
+    match format {
+        Format::Text => text_report(tape, server, command, outcomes, problems),
+        Format::Json => outcomes
+            .iter()
+            .map(|o| format!("{}\n", crate::term::json_compact(o)))
+            .collect(),
+        Format::Junit => junit_report(server, outcomes, problems),
+    }
+}
+
+fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
+    [
+        Class::Same,
+        Class::Changed,
+        Class::NewError,
+        Class::GoneError,
+        Class::Skipped,
+        Class::NotPlayed,
+    ]
+    .into_iter()
+    .map(|c| (c, outcomes.iter().filter(|o| o.class == c).count()))
+    .collect()
+}
+
+fn show(v: &Option<Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => {
+            let s = v.to_string();
+            if s.chars().count() > 200 {
+                format!("{}…", s.chars().take(199).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// The text report: one line each, every value escaped on its line
+/// ([`crate::term::line`]), as a server's answer may hold anything.
+fn text_report(
+    tape: &Path,
+    server: &str,
+    command: &str,
+    outcomes: &[Played],
+    problems: &[String],
+) -> String {
+    let summary = counts(outcomes)
+        .into_iter()
+        .filter(|&(c, n)| n > 0 || matches!(c, Class::Same | Class::Changed))
+        .map(|(c, n)| format!("{n} {}", c.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut out = String::new();
+    let mut put = |text: String| {
+        out.push_str(&crate::term::line(&text));
+        out.push('\n');
+    };
+    put(format!(
+        "verify `{}` (server `{server}`) against `{command}`: {summary}",
+        tape.display()
+    ));
+    for o in outcomes.iter().filter(|o| o.class != Class::Same) {
+        put(format!(
+            "{:<10} {} (tape line {})",
+            o.class.as_str(),
+            o.title(),
+            o.line
+        ));
+        if let Some(r) = &o.reason {
+            put(format!("           {r}"));
+        }
+        for d in &o.differences {
+            put(format!(
+                "           {}: {} → {}",
+                if d.path.is_empty() {
+                    "(whole answer)"
+                } else {
+                    &d.path
+                },
+                show(&d.old),
+                show(&d.new)
+            ));
+        }
+    }
+    for p in problems {
+        put(format!("problem    {p}"));
+    }
+    out
+}
+
+fn xml(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '&' => "&amp;".into(),
+            '<' => "&lt;".into(),
+            '>' => "&gt;".into(),
+            '"' => "&quot;".into(),
+            '\'' => "&apos;".into(),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => " ".into(),
+            // C1 and bidi controls: as character references, so that a terminal showing
+            // the report does not obey them.
+            c if crate::term::is_dangerous(c) => format!("&#x{:x};", u32::from(c)),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn junit_report(server: &str, outcomes: &[Played], problems: &[String]) -> String {
+    let failures = outcomes.iter().filter(|o| o.class.is_difference()).count();
+    let errors = outcomes
+        .iter()
+        .filter(|o| o.class == Class::NotPlayed)
+        .count();
+    let skipped = outcomes
+        .iter()
+        .filter(|o| o.class == Class::Skipped)
+        .count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"mcptape verify\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
+        outcomes.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
+        xml(server),
+        outcomes.len()
+    );
+    for o in outcomes {
+        let name = xml(&format!("{} (tape line {})", o.title(), o.line));
+        let _ = write!(
+            out,
+            "    <testcase classname=\"{}.{}\" name=\"{name}\"",
+            xml(server),
+            xml(&o.conn)
+        );
+        let details: String = o
+            .differences
+            .iter()
+            .map(|d| format!("{}: {} → {}\n", d.path, show(&d.old), show(&d.new)))
+            .chain(o.reason.iter().map(|r| format!("{r}\n")))
+            .collect();
+        match o.class {
+            Class::Same => out.push_str("/>\n"),
+            Class::Skipped => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    xml(o.reason.as_deref().unwrap_or("skipped"))
+                );
+            }
+            Class::NotPlayed => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <error message=\"not played\">{}</error>\n    </testcase>",
+                    xml(&details)
+                );
+            }
+            c => {
+                let _ = writeln!(
+                    out,
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    c.as_str(),
+                    c.as_str(),
+                    xml(&details)
+                );
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let text: String = problems.iter().map(|p| format!("{p}\n")).collect();
+        let _ = writeln!(out, "    <system-err>{}</system-err>", xml(&text));
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+/// `<session>.verify.json` beside the tape (0600, the command already redacted): what
+/// ran, when, and the counts. A receipt
+/// the rules of [`crate::tape::safety`] refuse (a symlink, a shared directory) is an
+/// error; one the system cannot write (a read-only checkout) only a warning.
+pub(super) fn write_receipt(
+    tape: &Path,
+    server: &str,
+    command: &str,
+    started: SystemTime,
+    outcomes: &[Played],
+    broken: bool,
+) -> Result<(), TapeError> {
+    let name = tape
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".ndjson").unwrap_or(&name);
+    let path: PathBuf = tape.with_file_name(format!("{stem}.verify.json"));
+    let counts: serde_json::Map<String, Value> = counts(outcomes)
+        .into_iter()
+        .map(|(c, n)| (c.as_str().to_owned(), json!(n)))
+        .collect();
+    let receipt = json!({
+        "tape": tape,
+        "server": server,
+        "command": command,
+        "started": format::timestamp(started),
+        "seconds": started.elapsed().map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        "complete": !broken,
+        "counts": counts,
+    });
+    // 0600 like a tape: it names the server's command or URL.
+    match safety::write_file(&path, format!("{receipt:#}\n").as_bytes(), 0o600) {
+        Ok(()) => Ok(()),
+        Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused { path, why }),
+        Err(safety::OpenError::Io(e)) => {
+            crate::term::eprintln_escaped!(
+                "mcptape: warning: cannot write the receipt `{}`: {e}",
+                path.display()
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Verify: play the client's side of a recorded connection against a live server and
+//! classify every answer.
+//!
+//! For one recorded connection: start the server, send each recorded client message in
+//! order (requests wait for their answer, with a per-call timeout), answer the server's
+//! own requests (sampling, elicitation, roots, ping) with the client answers the tape
+//! recorded for the same method, and stop the server the MCP way. Each recorded request
+//! is then `same`, `changed` (every differing path), `new-error`, `gone-error`,
+//! `skipped` (a tool that may write, without `--allow-writes`) or `not-played` (the
+//! server was gone). `initialize` is the handshake: played, not classified.
+//!
+//! Comparison: `result._meta` is left out unless `--match-meta` (MCP metadata), JSON
+//! carried in strings is parsed in place, the ignore globs are removed from both sides,
+//! a recorded `"[REDACTED]"` (or `[REDACTED]` span) matches anything.
+//! A JSON-RPC error and a tool result with `isError: true` are both errors; two errors
+//! compare by code, then by message.
+//!
+//! Parts: `compare` classifies one answer ([`Class`], [`Played`], [`compare()`]);
+//! `answers` holds the tape's client answers to server requests; `player` plays one
+//! connection ([`run_connection`]) through `wire`, the live server's side (a child or an
+//! HTTP session). The player only sends, receives and stops through the wire.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::matcher::Glob;
+use crate::tape::{Direction, Tape};
+
+mod answers;
+mod compare;
+mod player;
+mod wire;
+
+pub use compare::{Class, Played, compare};
+pub use player::run_connection;
+
+/// Default time a call may take before it counts as unanswered.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What verifying one connection found.
+#[derive(Debug, Default)]
+pub struct Run {
+    /// One per recorded request (the handshake aside).
+    pub outcomes: Vec<Played>,
+    /// What kept the run from being complete (a crash, an unanswerable server request…).
+    pub problems: Vec<String>,
+    /// The server could not be started or went away: the run is incomplete (exit 3).
+    pub broken: bool,
+}
+
+/// How to verify.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Paths left out of the comparison.
+    pub ignore: Vec<Glob>,
+    /// Play tool calls that may write.
+    pub allow_writes: bool,
+    /// Per-call timeout.
+    pub timeout: Duration,
+    /// Framing limit for the server's lines.
+    pub max_line: usize,
+    /// Compare `result._meta` too (`--match-meta`); left out by default.
+    pub match_meta: bool,
+}
+
+/// The tools the tape's recorded `tools/list` answers mark `readOnlyHint: true`.
+pub fn read_only_tools(tape: &Tape, server: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for e in tape
+        .entries
+        .iter()
+        .filter(|e| e.meta.server == server && e.meta.dir == Direction::Recv)
+    {
+        let v = e.message.value();
+        for tool in v["result"]["tools"].as_array().into_iter().flatten() {
+            if tool["annotations"]["readOnlyHint"] == Value::Bool(true)
+                && let Some(name) = tool["name"].as_str()
+            {
+                out.insert(name.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Where the live server is.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A command to start fresh for each connection.
+    Command(Vec<String>),
+    /// A Streamable HTTP server, with headers for every request.
+    Url(String, Vec<(String, String)>),
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,295 @@
+//! Playing one recorded connection: the client's side of the tape goes to the live server
+//! through the [`Wire`], one recorded request at a time.
+//!
+//! Each request is played, then its answer awaited (with the per-call timeout) while the
+//! server's own requests are answered from the tape ([`Answers`]), then classified
+//! ([`compare()`]). Once the server is gone (it stopped reading, closed its output, or
+//! refused to initialize) nothing more is sent, and every later request is `not-played`.
+
+use std::collections::HashSet;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::framing;
+use crate::matcher::{self, comparable};
+use crate::message::{self, Kind, Message, Shape};
+use crate::tape::{Connection, Direction, Entry, Tape};
+
+use super::answers::Answers;
+use super::compare::{Class, Played, compare, is_error};
+use super::wire::Wire;
+use super::{Options, Run, Target};
+
+/// Verifies one recorded connection against a fresh `argv` server.
+pub async fn run_connection(
+    tape: &Tape,
+    conn: &Connection,
+    target: &Target,
+    opts: &Options,
+    read_only: &HashSet<String>,
+    used: &mut [bool],
+) -> Result<Run> {
+    let entries: Vec<&Entry> = conn
+        .entries
+        .iter()
+        .map(|&i| &tape.entries[i])
+        .filter(|e| e.meta.dir != Direction::Lifecycle)
+        .collect();
+    let wire = match Wire::start(target, opts.max_line) {
+        Ok(w) => w,
+        Err(problem) => {
+            return Ok(Run {
+                problems: vec![problem],
+                broken: true,
+                ..Run::default()
+            });
+        }
+    };
+    let mut player = Player {
+        wire,
+        answers: Answers::new(&entries),
+        opts,
+        read_only,
+        run: Run::default(),
+        gone: None,
+    };
+    for (i, entry) in entries.iter().enumerate() {
+        // Only the client's side is played; the server's side is what is compared.
+        if entry.meta.dir != Direction::Send {
+            continue;
+        }
+        match entry.message.kind() {
+            Kind::Request => player.request(conn, entry, &entries[i + 1..], used).await,
+            Kind::Notification if player.gone.is_none() => {
+                player.wire.send(entry.message.text()).await;
+            }
+            // The client's answers to server requests are given when the server asks.
+            _ => {}
+        }
+    }
+    Ok(player.finish().await)
+}
+
+/// One connection being played: the live server, what the tape answers for the client,
+/// and what was found so far.
+struct Player<'a> {
+    wire: Wire,
+    answers: Answers,
+    opts: &'a Options,
+    read_only: &'a HashSet<String>,
+    run: Run,
+    /// Why nothing more is played, once the server is gone.
+    gone: Option<String>,
+}
+
+impl Player<'_> {
+    /// Plays one recorded request (`rest` is what the tape holds after it), waits for its
+    /// answer and classifies it; `initialize` is played, not classified.
+    async fn request(
+        &mut self,
+        conn: &Connection,
+        entry: &Entry,
+        rest: &[&Entry],
+        used: &mut [bool],
+    ) {
+        let msg = &entry.message;
+        let recorded = recorded_answer(msg, rest);
+        let mut played = to_play(conn, entry, recorded);
+        if let Some(why) = &self.gone {
+            played.class = Class::NotPlayed;
+            played.reason = Some(why.clone());
+            self.run.outcomes.push(played);
+            return;
+        }
+        if let Some(why) = played.tool.as_deref().and_then(|t| self.skip(t)) {
+            played.class = Class::Skipped;
+            played.reason = Some(why);
+            self.run.outcomes.push(played);
+            return;
+        }
+        if !self.wire.send(msg.text()).await {
+            self.gone = Some(format!(
+                "not played: the server stopped reading before tape line {}",
+                entry.line
+            ));
+            played.class = Class::NotPlayed;
+            played.reason = self.gone.clone();
+            // A server that is gone broke the run, whether it went before it read or
+            // before it answered (which of the two depends on timing).
+            self.run.broken = true;
+            self.run.outcomes.push(played);
+            return;
+        }
+        let want = msg.id().unwrap_or("null").to_owned();
+        let live = tokio::time::timeout(self.opts.timeout, self.answer(entry.line, &want)).await;
+        let initialize = played.method == "initialize";
+        match live {
+            Ok(Some(live)) if initialize => self.initialized(&live),
+            Ok(Some(live)) => self.classify(&mut played, recorded, &live, used),
+            Ok(None) => {
+                played.class = Class::NewError;
+                played.reason = Some("the server exited instead of answering".into());
+                self.gone = Some(format!(
+                    "not played: the server closed its output at tape line {}",
+                    entry.line
+                ));
+                self.run.broken = true;
+            }
+            Err(_) => {
+                played.class = Class::NewError;
+                played.reason = Some(format!(
+                    "no answer within {}s (--timeout)",
+                    self.opts.timeout.as_secs_f64()
+                ));
+            }
+        }
+        if !initialize {
+            self.run.outcomes.push(played);
+        }
+    }
+
+    /// Why a call of `tool` is not played: it may write, and `--allow-writes` is off.
+    fn skip(&self, tool: &str) -> Option<String> {
+        if self.opts.allow_writes || self.read_only.contains(tool) {
+            return None;
+        }
+        Some(if self.read_only.is_empty() {
+            format!(
+                "tool `{tool}` may write: the tape holds no tools/list of this server marking any tool readOnlyHint: true; --allow-writes plays it"
+            )
+        } else {
+            format!(
+                "tool `{tool}` may write (the recorded tools/list does not mark it readOnlyHint: true); --allow-writes plays it"
+            )
+        })
+    }
+
+    /// The live answer with id `want` to the request of tape line `line`, answering the
+    /// server's own requests meanwhile; `None` when the server is gone.
+    async fn answer(&mut self, line: usize, want: &str) -> Option<Message> {
+        loop {
+            let bytes = self.wire.next().await?;
+            let text = framing::content(&bytes);
+            if text.trim_ascii().is_empty() {
+                continue;
+            }
+            if message::shape(text) != Shape::Object {
+                self.run.problems.push(format!(
+                    "the server wrote a line that is not a JSON-RPC message: {}",
+                    String::from_utf8_lossy(&text[..text.len().min(80)])
+                ));
+                continue;
+            }
+            let live = Message::new(Bytes::copy_from_slice(text));
+            match live.kind() {
+                Kind::Response | Kind::Error if live.id() == Some(want) => return Some(live),
+                Kind::Response | Kind::Error => self.run.problems.push(format!(
+                    "the server answered id {} while tape line {line} waited for id {want}",
+                    live.id().unwrap_or("null"),
+                )),
+                Kind::Request => self.reply(&live, line).await,
+                _ => {}
+            }
+        }
+    }
+
+    /// Answers a request of the server's, asked during tape line `line`: with the tape's
+    /// answer, an empty result for `ping`, or an error naming what the tape lacks.
+    async fn reply(&mut self, request: &Message, line: usize) {
+        let id = request.id().unwrap_or("null");
+        let m = request.method().unwrap_or("?");
+        let reply = match (m, self.answers.take(m, id)) {
+            (_, Some(recorded)) => recorded,
+            ("ping", None) => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}"),
+            (_, None) => {
+                self.run.problems.push(format!(
+                    "the server asked {m} during tape line {line}, and the tape holds no client answer to it"
+                ));
+                json!({"jsonrpc": "2.0", "id": serde_json::from_str::<Value>(id).unwrap_or(Value::Null),
+                    "error": {"code": -32601, "message": format!("mcptape verify: the tape holds no answer to {m}")}})
+                .to_string()
+            }
+        };
+        self.wire.send(&reply).await;
+    }
+
+    /// The handshake's answer: an error ends the play of this connection.
+    fn initialized(&mut self, live: &Message) {
+        if is_error(&live.value()) {
+            let why = format!(
+                "not played: the server refused to initialize: {}",
+                live.value()["error"]
+            );
+            self.run.problems.push(why.clone());
+            self.gone = Some(why);
+            self.run.broken = true;
+        }
+    }
+
+    /// Classifies a live answer against the recorded one, if the tape holds it.
+    fn classify(
+        &self,
+        played: &mut Played,
+        recorded: Option<&Entry>,
+        live: &Message,
+        used: &mut [bool],
+    ) {
+        played.live = Some(live.text().to_owned());
+        let Some(recorded) = recorded else {
+            // A cut tape, or an answer too long to record ($transport/oversize): nothing
+            // to compare with, which is not a change of the server's.
+            played.class = Class::Skipped;
+            played.reason = Some("played, not compared: the tape holds no recorded answer".into());
+            return;
+        };
+        let match_meta = self.opts.match_meta;
+        let recorded = matcher::without_result_meta(comparable(&recorded.message), match_meta);
+        let live = matcher::without_result_meta(comparable(live), match_meta);
+        let (class, diffs) = compare(&recorded, &live, &self.opts.ignore, used);
+        played.class = class;
+        played.differences = diffs;
+    }
+
+    /// Stops the server; the reason play ended early, if it did, is a problem of the run.
+    async fn finish(mut self) -> Run {
+        if let Some(why) = self.gone.take() {
+            self.run.problems.push(why);
+        }
+        self.wire.stop().await;
+        self.run
+    }
+}
+
+/// The recorded answer to `request` among the entries after it.
+fn recorded_answer<'t>(request: &Message, rest: &[&'t Entry]) -> Option<&'t Entry> {
+    rest.iter().copied().find(|a| {
+        a.meta.dir == Direction::Recv
+            && matches!(a.message.kind(), Kind::Response | Kind::Error)
+            && a.message.id() == request.id()
+    })
+}
+
+/// The report of a recorded request before it is played: `same` until found otherwise.
+fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played {
+    let method = entry.message.method().unwrap_or_default().to_owned();
+    let tool = (method == "tools/call").then(|| {
+        entry.message.value()["params"]["name"]
+            .as_str()
+            .unwrap_or("?")
+            .to_owned()
+    });
+    Played {
+        server: conn.server.clone(),
+        conn: conn.id.clone(),
+        line: entry.line,
+        method,
+        tool,
+        class: Class::Same,
+        reason: None,
+        differences: Vec::new(),
+        answer_line: recorded.map(|a| a.line),
+        live: None,
+    }
+}
