@@ -6,16 +6,16 @@
 //! of a replayed server was never used; otherwise CMD's own status.
 
 use std::collections::HashSet;
-use std::process::ExitCode;
 
 use crate::cli;
 
-use crate::error::{EXIT_TAPE, Error, Result};
+use crate::error::{Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{
     self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
     ENV_STRICT_INITIALIZE, ENV_UNORDERED,
 };
+use crate::outcome::Outcome;
 use crate::process;
 use crate::report::ReportDir;
 use crate::tape::Census;
@@ -23,7 +23,7 @@ use crate::verdict::Verdict;
 
 impl cli::Replay {
     /// Replays the tape to whatever CMD starts; returns the decided exit status.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         for name in &self.servers {
             mode::check_server_name(name)?;
         }
@@ -64,10 +64,12 @@ impl cli::Replay {
         ];
         if self.command.is_empty() {
             super::print_exports(&vars);
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Outcome::Ok);
         }
-        let mut report = ReportDir::new()
-            .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
+        let mut report = ReportDir::new().map_err(|source| Error::Io {
+            what: "cannot create a report directory".into(),
+            source,
+        })?;
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..]).env(ENV_REPORT, report.path());
         for (name, value) in &vars {
@@ -76,7 +78,7 @@ impl cli::Replay {
                 None => cmd.env_remove(name),
             };
         }
-        let code = process::run_wrapped(cmd, &process::display(&self.command))?;
+        let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
         let verdicts = Verdict::collect(report.path());
         let mut failed = false;
@@ -105,6 +107,6 @@ impl cli::Replay {
                 "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
             );
         }
-        Ok(ExitCode::from(if failed { EXIT_TAPE } else { code }))
+        Ok(Outcome::of_status(status).replayed(!failed))
     }
 }
