@@ -134,29 +134,37 @@ impl Conversation<'_> {
                 report,
                 source,
                 settings,
-            } => {
-                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, self.server)?);
-                let running = report.as_deref().and_then(report::hold);
-                let picker =
-                    Picker::new(loaded, self.server, report.as_deref(), &settings.options()?);
-                if let Some(problem) = picker.problem() {
-                    return Ok(Endpoint::Unservable {
-                        problem: problem.to_owned(),
-                        report,
-                    });
-                }
-                crate::term::eprintln_escaped!(
-                    "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
-                    self.server,
-                    tape.display()
-                );
-                Ok(Endpoint::Replay {
-                    picker: Box::new(picker),
-                    report,
-                    _running: running,
-                })
-            }
+            } => self.replayed(&tape, report, &source, &settings),
         }
+    }
+
+    /// The replay endpoint for `tape`, or the problem that leaves it unservable.
+    fn replayed(
+        &self,
+        tape: &Path,
+        report: Option<PathBuf>,
+        source: &str,
+        settings: &ReplaySettings,
+    ) -> Result<Endpoint> {
+        let loaded = std::sync::Arc::new(ServerTape::load_warning(tape, self.server)?);
+        let running = report.as_deref().and_then(report::hold);
+        let picker = Picker::new(loaded, self.server, report.as_deref(), &settings.options()?);
+        if let Some(problem) = picker.problem() {
+            return Ok(Endpoint::Unservable {
+                problem: problem.to_owned(),
+                report,
+            });
+        }
+        crate::term::eprintln_escaped!(
+            "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
+            self.server,
+            tape.display()
+        );
+        Ok(Endpoint::Replay {
+            picker: Box::new(picker),
+            report,
+            _running: running,
+        })
     }
 
     /// Runs `talk` on a session with the endpoint, within the timeout, then closes the

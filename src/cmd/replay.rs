@@ -22,19 +22,10 @@ use crate::tape::Census;
 use crate::verdict::Verdict;
 
 impl cli::Replay {
-    /// Replays the tape to whatever CMD starts; returns the decided exit status.
+    /// Replays the tape to whatever CMD starts; comes to CMD's status unless a
+    /// connection diverged or was never used.
     pub fn run(self) -> Result<Outcome> {
-        for name in &self.servers {
-            mode::check_server_name(name)?;
-        }
-        for g in &self.matching.ignore {
-            Glob::parse(g).map_err(Error::Usage)?;
-            if g.contains(',') {
-                return Err(Error::Usage(format!(
-                    "invalid --ignore `{g}`: a path has no `,`"
-                )));
-            }
-        }
+        self.check()?;
         let path = mode::session_path(&self.session)?;
         // Only the list of recorded connections is needed here, not their messages.
         let tape = Census::scan_warning(&path)?;
@@ -80,33 +71,55 @@ impl cli::Replay {
         }
         let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
-        let verdicts = Verdict::collect(report.path());
-        let mut failed = false;
-        for v in &verdicts {
-            eprint!("mcptape: {}", crate::term::block(&v.describe()));
-            failed |= !v.ok();
+        let replayed = judge(&Verdict::collect(report.path()), &tape, &self.servers);
+        Ok(Outcome::of_status(status).replayed(replayed))
+    }
+
+    /// The flags that the proxies below will read from the environment, checked here.
+    fn check(&self) -> Result<()> {
+        for name in &self.servers {
+            mode::check_server_name(name)?;
         }
-        let used: HashSet<(&str, &str)> = verdicts
-            .iter()
-            .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
-            .collect();
-        for conn in &tape.conns {
-            let replayed = self.servers.is_empty() || self.servers.contains(&conn.server);
-            if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
-                let first = conn.first_line;
-                crate::term::eprintln_escaped!(
-                    "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
-                    conn.server,
-                    conn.id
-                );
-                failed = true;
+        for g in &self.matching.ignore {
+            Glob::parse(g).map_err(Error::Usage)?;
+            if g.contains(',') {
+                return Err(Error::Usage(format!(
+                    "invalid --ignore `{g}`: a path has no `,`"
+                )));
             }
         }
-        if verdicts.is_empty() {
-            crate::term::eprintln_escaped!(
-                "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
-            );
-        }
-        Ok(Outcome::of_status(status).replayed(!failed))
+        Ok(())
     }
+}
+
+/// Prints every proxy's verdict and every recorded connection of a replayed server
+/// (`servers`, or all when empty) that no proxy used; true when all replayed as recorded.
+fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> bool {
+    let mut failed = false;
+    for v in verdicts {
+        eprint!("mcptape: {}", crate::term::block(&v.describe()));
+        failed |= !v.ok();
+    }
+    let used: HashSet<(&str, &str)> = verdicts
+        .iter()
+        .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
+        .collect();
+    for conn in &tape.conns {
+        let replayed = servers.is_empty() || servers.contains(&conn.server);
+        if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
+            let first = conn.first_line;
+            crate::term::eprintln_escaped!(
+                "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
+                conn.server,
+                conn.id
+            );
+            failed = true;
+        }
+    }
+    if verdicts.is_empty() {
+        crate::term::eprintln_escaped!(
+            "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
+        );
+    }
+    !failed
 }
