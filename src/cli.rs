@@ -44,6 +44,15 @@ fn header(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("invalid --header `{text}`: write 'Name: value'"))
 }
 
+/// Default of `--max-connections`: connections the HTTP front serves at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default of `--header-timeout`.
+pub const DEFAULT_HEADER_TIMEOUT: &str = "10s";
+/// Default of `--body-timeout`.
+pub const DEFAULT_BODY_TIMEOUT: &str = "30s";
+/// Default of `--session-idle`.
+pub const DEFAULT_SESSION_IDLE: &str = "10m";
+
 /// The default of `record --max-bytes`: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
@@ -411,19 +420,19 @@ pub struct List {
 pub struct FrontLimits {
     /// Connections served at once; more wait (unread, in the listen backlog) until one
     /// closes.
-    #[arg(long, value_name = "N", env = "MCPTAPE_MAX_CONNECTIONS", default_value_t = crate::listen::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", env = "MCPTAPE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), allow_negative_numbers = true)]
     pub max_connections: usize,
     /// Close a connection that has not sent a request's whole header in this time (also
     /// an idle keep-alive connection). `250ms`, `10s`, `1m`; a bare number is seconds.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = crate::listen::DEFAULT_HEADER_TIMEOUT, value_parser = crate::duration::positive, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = DEFAULT_HEADER_TIMEOUT, value_parser = crate::duration::positive, allow_negative_numbers = true)]
     pub header_timeout: std::time::Duration,
     /// Answer `408` and close the connection when a request's whole body has not arrived
     /// in this time.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = crate::listen::DEFAULT_BODY_TIMEOUT, value_parser = crate::duration::positive, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = DEFAULT_BODY_TIMEOUT, value_parser = crate::duration::positive, allow_negative_numbers = true)]
     pub body_timeout: std::time::Duration,
     /// End a session with no request and no open stream for this long (its upstream
     /// session is deleted, its tape connection closed); its id then gets `404`. `0`:
     /// never.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = crate::listen::DEFAULT_SESSION_IDLE, value_parser = crate::duration::parse, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = DEFAULT_SESSION_IDLE, value_parser = crate::duration::parse, allow_negative_numbers = true)]
     pub session_idle: std::time::Duration,
 }
