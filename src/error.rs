@@ -125,6 +125,19 @@ pub enum ClientError {
     },
 }
 
+impl ClientError {
+    /// True when the server did answer (a refusal, a JSON-RPC error, `isError: true`):
+    /// the client then ends the conversation as it meant to, and the tape says so.
+    pub fn is_answer(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Refused { .. }
+                | ClientError::Answered { .. }
+                | ClientError::ToolFailed { .. }
+        )
+    }
+}
+
 /// Errors about tapes: names, files, lines.
 #[derive(Debug, Error)]
 pub enum TapeError {

@@ -222,13 +222,17 @@ impl Conversation<'_> {
             }
         };
         let talked = tokio::time::timeout(self.timeout, talk(&mut session)).await;
-        let failed = |e: ClientError| {
-            outcome::print(&e);
-            Outcome::Failed
-        };
         let (outcome, reason) = match talked {
             Ok(Ok(outcome)) => (outcome, CloseReason::ClientDone),
-            Ok(Err(e)) => (failed(e), CloseReason::ClientFailed),
+            // The server's answer was a failure: the conversation still ended as meant.
+            Ok(Err(e)) if e.is_answer() => {
+                outcome::print(&e);
+                (Outcome::Failed, CloseReason::ClientDone)
+            }
+            Ok(Err(e)) => {
+                outcome::print(&e);
+                (Outcome::Failed, CloseReason::ClientFailed)
+            }
             Err(_) => {
                 outcome::print(&ClientError::Timeout {
                     server: self.server.to_owned(),

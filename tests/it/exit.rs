@@ -90,6 +90,17 @@ fn a_failed_tool_is_1_and_one_error_line() {
 }
 
 #[test]
+fn a_tool_that_fails_still_ends_its_recorded_connection_as_the_client_meant() {
+    let env = Env::new();
+    example_config(&env);
+    let out = run(env.mcptape(["call", "--record", "f", "example.fail"]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let entries = tape_entries(&env.tape("f"));
+    let close = lifecycle(&entries, "$transport/close");
+    assert_eq!(close[0]["params"]["reason"], "client done", "{close:?}");
+}
+
+#[test]
 fn help_and_version_are_0_and_a_bad_flag_is_2() {
     let env = Env::new();
     let out = run(env.mcptape(["--version"]));
