@@ -36,6 +36,23 @@ fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
     }
 }
 
+/// `--header 'Name: value'`: a name that is not empty, a colon, a value (both trimmed).
+fn header(text: &str) -> Result<(String, String), String> {
+    text.split_once(':')
+        .filter(|(name, _)| !name.trim().is_empty())
+        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+        .ok_or_else(|| format!("invalid --header `{text}`: write 'Name: value'"))
+}
+
+/// Default of `--max-connections`: connections the HTTP front serves at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default of `--header-timeout`.
+pub const DEFAULT_HEADER_TIMEOUT: &str = "10s";
+/// Default of `--body-timeout`.
+pub const DEFAULT_BODY_TIMEOUT: &str = "30s";
+/// Default of `--session-idle`.
+pub const DEFAULT_SESSION_IDLE: &str = "10m";
+
 /// The default of `record --max-bytes`: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
@@ -137,8 +154,8 @@ pub struct Proxy {
     pub listen: Option<std::net::SocketAddr>,
     /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.
     /// Headers are never written to the tape.
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
-    pub headers: Vec<String>,
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = header)]
+    pub headers: Vec<(String, String)>,
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present_any = ["url", "listen"], value_name = "CMD")]
     pub command: Vec<String>,
@@ -249,8 +266,8 @@ pub struct Client {
     #[allow(missing_docs)]
     pub config: ConfigArg,
     /// Give up after this many seconds (exit 124); more than 0, at most 86400.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::duration::seconds, allow_negative_numbers = true)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECS", default_value = "60.0", value_parser = crate::duration::timeout, allow_negative_numbers = true)]
+    pub timeout: std::time::Duration,
     /// Record into this session or tape path, whatever the environment says.
     #[arg(long, value_name = "SESSION")]
     pub record: Option<String>,
@@ -331,14 +348,14 @@ pub struct Verify {
     pub update: bool,
     /// Seconds a call may take before it counts as unanswered (a new error); more than
     /// 0, at most 86400.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = crate::duration::seconds, allow_negative_numbers = true)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECS", default_value = "30.0", value_parser = crate::duration::timeout, allow_negative_numbers = true)]
+    pub timeout: std::time::Duration,
     /// A live Streamable HTTP server to verify, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
     /// A header for every request to --url (repeatable); never written anywhere.
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
-    pub headers: Vec<String>,
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = header)]
+    pub headers: Vec<(String, String)>,
     /// The live server's command line.
     #[arg(
         last = true,
@@ -403,19 +420,19 @@ pub struct List {
 pub struct FrontLimits {
     /// Connections served at once; more wait (unread, in the listen backlog) until one
     /// closes.
-    #[arg(long, value_name = "N", env = "MCPTAPE_MAX_CONNECTIONS", default_value_t = crate::listen::DEFAULT_MAX_CONNECTIONS, allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", env = "MCPTAPE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), allow_negative_numbers = true)]
     pub max_connections: usize,
     /// Close a connection that has not sent a request's whole header in this time (also
     /// an idle keep-alive connection). `250ms`, `10s`, `1m`; a bare number is seconds.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = crate::listen::DEFAULT_HEADER_TIMEOUT, value_parser = crate::duration::parse, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_HEADER_TIMEOUT", default_value = DEFAULT_HEADER_TIMEOUT, value_parser = crate::duration::positive, allow_negative_numbers = true)]
     pub header_timeout: std::time::Duration,
     /// Answer `408` and close the connection when a request's whole body has not arrived
     /// in this time.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = crate::listen::DEFAULT_BODY_TIMEOUT, value_parser = crate::duration::parse, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_BODY_TIMEOUT", default_value = DEFAULT_BODY_TIMEOUT, value_parser = crate::duration::positive, allow_negative_numbers = true)]
     pub body_timeout: std::time::Duration,
     /// End a session with no request and no open stream for this long (its upstream
     /// session is deleted, its tape connection closed); its id then gets `404`. `0`:
     /// never.
-    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = crate::listen::DEFAULT_SESSION_IDLE, value_parser = crate::duration::parse, allow_negative_numbers = true)]
+    #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = DEFAULT_SESSION_IDLE, value_parser = crate::duration::parse, allow_negative_numbers = true)]
     pub session_idle: std::time::Duration,
 }

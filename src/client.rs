@@ -12,7 +12,6 @@ use std::process::ExitStatus;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use thiserror::Error;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio_util::codec::FramedRead;
@@ -32,35 +31,7 @@ use crate::verdict::Verdict;
 /// The protocol version the client asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// What can go wrong talking to a server.
-#[derive(Debug, Error)]
-pub enum ClientError {
-    /// The server's stdout closed before the answer came.
-    #[error("server `{server}` closed its output before answering `{method}`")]
-    Closed {
-        /// The server.
-        server: String,
-        /// The request.
-        method: String,
-    },
-    /// Writing to the server failed.
-    #[error("cannot write to server `{server}`")]
-    Write {
-        /// The server.
-        server: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The tape has nothing to answer with.
-    #[error("the tape holds no answer of server `{server}` to `{method}`")]
-    NoAnswer {
-        /// The server.
-        server: String,
-        /// The request.
-        method: String,
-    },
-}
+pub use crate::error::ClientError;
 
 /// An answer to a request.
 #[derive(Debug, Clone)]

@@ -19,6 +19,19 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--timeout` as a [`Duration`]: [`seconds`]' rules.
+pub fn timeout(text: &str) -> Result<Duration, String> {
+    seconds(text).map(Duration::from_secs_f64)
+}
+
+/// A limit that must be longer than 0: [`parse`]'s rules, and not `0`.
+pub fn positive(text: &str) -> Result<Duration, String> {
+    match parse(text)? {
+        d if d.is_zero() => Err("must be longer than 0".to_owned()),
+        d => Ok(d),
+    }
+}
+
 /// The HTTP front's limits: `250ms`, `30s`, `10m`, `1h`, or a bare whole number of
 /// seconds; at most [`MAX_SECS`].
 pub fn parse(text: &str) -> Result<Duration, String> {

@@ -1,10 +1,10 @@
-//! The error type and the one table that maps errors to exit codes.
+//! The error types. The table that maps them to exit codes, beside the one for
+//! [`crate::outcome::Outcome`], is in [`crate::outcome`].
 //!
 //! Messages are lowercase, name the object they are about, and keep the cause in
 //! `#[source]` so that the top level prints it once, as `caused by: …`.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use thiserror::Error;
 
@@ -16,6 +16,8 @@ pub const EXIT_DIFFERENT: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status: replay diverged, or a recording could not be written whole.
 pub const EXIT_TAPE: u8 = 3;
+/// Exit status: no answer in time (`call`, `tools`; as `timeout` does).
+pub const EXIT_TIMEOUT: u8 = 124;
 /// Exit status: the wrapped command could not be executed (as `env` and `timeout` do).
 pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 /// Exit status: the wrapped command was not found (as `env` and `timeout` do).
@@ -35,13 +37,105 @@ pub enum Error {
     Usage(String),
     /// Talking to a server with the built-in client.
     #[error(transparent)]
-    Client(#[from] crate::client::ClientError),
+    Client(#[from] ClientError),
+    /// A file or socket mcptape needs (a report directory, a listening socket, a file an
+    /// argument names) cannot be used.
+    #[error("{what}")]
+    Io {
+        /// What could not be done, naming the object: ``cannot listen on 127.0.0.1:80``.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The command line does not parse (clap prints it in its own words).
+    #[error(transparent)]
+    Cli(#[from] clap::Error),
     /// The MCP client configuration.
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// Writing to our own stdout failed (a closed pipe ends quietly, see `main`).
     #[error("cannot write to standard output")]
     Stdout(#[source] std::io::Error),
+}
+
+/// What can go wrong talking to a server.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// The server's stdout closed before the answer came.
+    #[error("server `{server}` closed its output before answering `{method}`")]
+    Closed {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+    },
+    /// Writing to the server failed.
+    #[error("cannot write to server `{server}`")]
+    Write {
+        /// The server.
+        server: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tape has nothing to answer with.
+    #[error("the tape holds no answer of server `{server}` to `{method}`")]
+    NoAnswer {
+        /// The server.
+        server: String,
+        /// The request.
+        method: String,
+    },
+    /// The server answered `initialize` with an error.
+    #[error("server `{server}` refused to initialize: {error}")]
+    Refused {
+        /// The server.
+        server: String,
+        /// The JSON-RPC error object, as JSON.
+        error: String,
+    },
+    /// The server answered a request with a JSON-RPC error.
+    #[error("server `{server}` answered {request} with error {code}: {message}")]
+    Answered {
+        /// The server.
+        server: String,
+        /// The request: its method, and for `tools/call` the tool.
+        request: String,
+        /// The error's `code`, as JSON.
+        code: String,
+        /// The error's `message`.
+        message: String,
+    },
+    /// No answer within `--timeout`.
+    #[error("no answer from server `{server}` within {secs}s (--timeout)")]
+    Timeout {
+        /// The server.
+        server: String,
+        /// The limit, in seconds.
+        secs: f64,
+    },
+    /// The tool answered `isError: true`.
+    #[error("tool `{tool}` of server `{server}` answered isError: true")]
+    ToolFailed {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+    },
+}
+
+impl ClientError {
+    /// True when the server did answer (a refusal, a JSON-RPC error, `isError: true`):
+    /// the client then ends the conversation as it meant to, and the tape says so.
+    pub fn is_answer(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Refused { .. }
+                | ClientError::Answered { .. }
+                | ClientError::ToolFailed { .. }
+        )
+    }
 }
 
 /// Errors about tapes: names, files, lines.
@@ -307,29 +401,6 @@ pub enum ProcessError {
 /// Convenience alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl Error {
-    /// The exit status this error ends the process with: the table in README.md.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Tape(
-                TapeError::Write { .. } | TapeError::Full { .. } | TapeError::WriterPanicked { .. },
-            ) => EXIT_TAPE,
-            Error::Tape(_) | Error::Usage(_) | Error::Config(_) => EXIT_USAGE,
-            Error::Client(_) => EXIT_DIFFERENT,
-            Error::Process(ProcessError::Spawn { source, .. }) => match source.kind() {
-                std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
-                _ => EXIT_NOT_EXECUTABLE,
-            },
-            Error::Process(_) | Error::Stdout(_) => EXIT_USAGE,
-        }
-    }
-
-    /// True when the error is only that the reader of our stdout went away.
-    pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, Error::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
-    }
-}
-
 /// The error and its causes on one line: `cannot write to tape `x`: No space left on device`.
 pub fn chain(err: &dyn std::error::Error) -> String {
     let mut out = err.to_string();
@@ -340,19 +411,4 @@ pub fn chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     out
-}
-
-/// Prints `error: …` and one `caused by: …` per source on stderr, each on one line with
-/// control characters escaped (messages quote tapes and servers); returns the exit code.
-pub fn report(err: &Error) -> ExitCode {
-    if err.is_broken_pipe() {
-        return ExitCode::from(EXIT_OK);
-    }
-    eprintln!("error: {}", crate::term::line(&err.to_string()));
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        eprintln!("caused by: {}", crate::term::line(&cause.to_string()));
-        source = cause.source();
-    }
-    ExitCode::from(err.exit_code())
 }

@@ -471,10 +471,14 @@ pub async fn serve(
 ) -> Result<Served> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
+        .map_err(|source| Error::Io {
+            what: format!("cannot listen on {addr}"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| Error::Io {
+        what: format!("cannot listen on {addr}"),
+        source,
+    })?;
     if !local.ip().is_loopback() {
         crate::term::eprintln_escaped!(
             "mcptape: warning: listening on {local}, which is not a loopback address"

@@ -23,8 +23,10 @@
 //!   expiry); [`endings`] awaits its upstream `DELETE`s at shutdown.
 //! - [`redact`] keeps secrets off tapes with the rules of [`redact_rules`]; [`entropy`] is
 //!   `redact --check`'s guess at secrets no rule knows.
-//! - [`cmd`] holds one file per subcommand; [`cli`] their arguments; [`error`] the
-//!   errors and the exit-code table.
+//! - [`cmd`] holds one file per subcommand, each returning an [`outcome::Outcome`];
+//!   [`cli`] their arguments (clap data and value parsers); [`error`] the errors;
+//!   [`outcome`] the one place that maps outcomes and errors to exit codes and prints
+//!   errors.
 //! - [`duration`] checks every duration flag as it is parsed.
 //! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
 //!   a marker; the redactor's scanner is iterative at any depth.
@@ -48,6 +50,7 @@ pub mod listen;
 pub mod matcher;
 pub mod message;
 pub mod mode;
+pub mod outcome;
 pub mod process;
 pub mod record;
 pub mod redact;

@@ -28,14 +28,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::cli;
 use crate::error::{Error, Result};
 
-/// Default of `--max-connections`: connections the front serves at once.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
-/// Default of `--header-timeout`.
-pub const DEFAULT_HEADER_TIMEOUT: &str = "10s";
-/// Default of `--body-timeout`.
-pub const DEFAULT_BODY_TIMEOUT: &str = "30s";
-/// Default of `--session-idle`.
-pub const DEFAULT_SESSION_IDLE: &str = "10m";
+// The flags' defaults are the command line's (so that `cli` does not depend on us).
+pub use crate::cli::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_SESSION_IDLE,
+};
 /// The first pause after `accept` ran out of file descriptors.
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest pause after `accept` ran out of file descriptors.

@@ -1,23 +1,14 @@
-//! The `mcptape` binary: parse, run, map the result to an exit status.
+//! The `mcptape` binary: parse, run, and end through the one exit table
+//! ([`mcptape::outcome::exit`]).
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = match mcptape::cli::Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                mcptape::error::EXIT_USAGE
-            } else {
-                0
-            });
-        }
+    let result = match mcptape::cli::Cli::try_parse() {
+        Ok(cli) => cli.run(),
+        Err(err) => mcptape::outcome::parse_failed(err),
     };
-    match cli.run() {
-        Ok(code) => code,
-        Err(err) => mcptape::error::report(&err),
-    }
+    mcptape::outcome::exit(result)
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli;
 use crate::error::{Error, Result};
+use crate::matcher::{self, Matcher};
 use crate::redact::Redactor;
 use crate::tape::store;
 
@@ -295,7 +296,7 @@ pub enum Mode {
         /// Where the mode came from, for stderr.
         source: String,
         /// How to match.
-        settings: cli::Matching,
+        settings: ReplaySettings,
     },
 }
 
@@ -307,33 +308,72 @@ fn describe(source: &Source, var: &str) -> String {
     }
 }
 
-/// The replay flags, with the mode's environment (set by `mcptape replay`) added.
-fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
-    // Off for the words clap's own reading of `MCPTAPE_MATCH_META` takes as false.
-    let off = |v: &str| {
-        matches!(
-            v.to_ascii_lowercase().as_str(),
-            "0" | "n" | "no" | "f" | "false" | "off"
-        )
-    };
-    let flag = |name| env.get(name).is_some_and(|v| !off(v));
-    let mut ignore: Vec<String> = env
-        .get(ENV_IGNORE)
-        .map(|v| {
-            v.split(',')
-                .map(str::trim)
-                .filter(|g| !g.is_empty())
-                .map(String::from)
-                .collect()
+/// How replay matches the client's messages and paces the server's: the flags
+/// (`cli::Matching`) with the mode's environment (set by `mcptape replay`) added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplaySettings {
+    /// Paths left out when matching (globs, as given).
+    pub ignore: Vec<String>,
+    /// Match `initialize` on params too.
+    pub strict_initialize: bool,
+    /// Match any pending request of the current burst.
+    pub unordered: bool,
+    /// Keep the recorded delays.
+    pub pace: bool,
+    /// Compare `_meta` too.
+    pub match_meta: bool,
+}
+
+impl From<&cli::Matching> for ReplaySettings {
+    fn from(flags: &cli::Matching) -> ReplaySettings {
+        ReplaySettings {
+            ignore: flags.ignore.clone(),
+            strict_initialize: flags.strict_initialize,
+            unordered: flags.unordered,
+            pace: flags.pace,
+            match_meta: flags.match_meta,
+        }
+    }
+}
+
+impl ReplaySettings {
+    /// The replay engine's options; a glob that does not parse is a usage error.
+    pub fn options(&self) -> Result<crate::upstream::replay::Options> {
+        let globs = matcher::parse_globs(&self.ignore).map_err(Error::Usage)?;
+        Ok(crate::upstream::replay::Options {
+            matcher: Matcher::new(globs, self.strict_initialize).match_meta(self.match_meta),
+            unordered: self.unordered,
         })
-        .unwrap_or_default();
-    ignore.extend(flags.ignore.iter().cloned());
-    cli::Matching {
-        ignore,
-        strict_initialize: flags.strict_initialize || flag(ENV_STRICT_INITIALIZE),
-        unordered: flags.unordered || flag(ENV_UNORDERED),
-        pace: flags.pace || flag(ENV_PACE),
-        match_meta: flags.match_meta || flag(ENV_MATCH_META),
+    }
+
+    /// These settings with the mode's environment (set by `mcptape replay`) added.
+    fn with_env(&self, env: &ModeEnv) -> ReplaySettings {
+        // Off for the words clap's own reading of `MCPTAPE_MATCH_META` takes as false.
+        let off = |v: &str| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "0" | "n" | "no" | "f" | "false" | "off"
+            )
+        };
+        let flag = |name| env.get(name).is_some_and(|v| !off(v));
+        let mut ignore: Vec<String> = env
+            .get(ENV_IGNORE)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        ignore.extend(self.ignore.iter().cloned());
+        ReplaySettings {
+            ignore,
+            strict_initialize: self.strict_initialize || flag(ENV_STRICT_INITIALIZE),
+            unordered: self.unordered || flag(ENV_UNORDERED),
+            pace: self.pace || flag(ENV_PACE),
+            match_meta: self.match_meta || flag(ENV_MATCH_META),
+        }
     }
 }
 
@@ -342,7 +382,7 @@ fn replay_settings(flags: &cli::Matching, env: &ModeEnv) -> cli::Matching {
 pub fn decide(
     record: Option<&str>,
     replay: Option<&str>,
-    matching: &cli::Matching,
+    matching: &ReplaySettings,
     no_redact: bool,
     server: &str,
 ) -> Result<Mode> {
@@ -368,7 +408,7 @@ pub fn decide(
                 tape: store::resolve(session, &home, &own.cwd)?,
                 report: None,
                 source: "--replay".into(),
-                settings: replay_settings(matching, &own),
+                settings: matching.with_env(&own),
             });
         }
         (None, None) => {}
@@ -409,7 +449,7 @@ pub fn decide(
             tape: store::resolve(session, &home, &env.cwd)?,
             report,
             source: describe(&env.source, ENV_REPLAY),
-            settings: replay_settings(matching, &env),
+            settings: matching.with_env(&env),
         }),
         (None, None) => Ok(Mode::Passthrough),
     }

@@ -137,14 +137,10 @@ fn in_terminal_foreground() -> bool {
     nix::unistd::tcgetpgrp(std::io::stdin()).is_ok_and(|fg| fg == nix::unistd::getpgrp())
 }
 
-/// The exit status a wrapper passes on: the code, or 128+N when killed by signal N.
+/// The exit status a wrapper passes on: the code, or 128+N when killed by signal N (the
+/// table of [`crate::outcome`]).
 pub fn exit_code(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(sig)) => (128 + sig) as u8,
-        (None, None) => 1,
-    }
+    crate::outcome::Outcome::of_status(status).exit_code()
 }
 
 /// The signals a proxy passes on to its server: SIGTERM, SIGHUP, and SIGINT (the server
@@ -177,8 +173,11 @@ impl Signals {
 }
 
 /// Runs a wrapped command (in our process group, so a terminal's Ctrl-C reaches it
-/// directly) to completion, passing SIGTERM and SIGHUP on; returns its exit code.
-pub fn run_wrapped(mut cmd: tokio::process::Command, display: &str) -> Result<u8, ProcessError> {
+/// directly) to completion, passing SIGTERM and SIGHUP on; returns its exit status.
+pub fn run_wrapped(
+    mut cmd: tokio::process::Command,
+    display: &str,
+) -> Result<ExitStatus, ProcessError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -214,7 +213,7 @@ pub fn run_wrapped(mut cmd: tokio::process::Command, display: &str) -> Result<u8
         }
     });
     runtime.shutdown_background();
-    Ok(exit_code(status?))
+    status
 }
 
 #[cfg(test)]

@@ -4,28 +4,23 @@
 //! The connection machinery here ([`Endpoint`]) is shared with `mcptape tools`.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::cli::{self, Output};
-use crate::client::{Closed, Reply, Session};
-use crate::cmd::proxy::{file_verdict, replay_options};
+use crate::client::{ClientError, Closed, Reply, Session};
+use crate::cmd::proxy::file_verdict;
 use crate::config::{self, Config, ServerEntry};
-use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result};
+use crate::error::{Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
-use crate::mode::{self, ENV_HOME, Mode};
+use crate::mode::{self, ENV_HOME, Mode, ReplaySettings};
+use crate::outcome::{self, Outcome};
 use crate::record::tap::{Tap, new_conn_id};
 use crate::report;
 use crate::tape::close::CloseReason;
 use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::pick::Picker;
-
-/// Exit status: the tool answered an error, or the server failed.
-const EXIT_FAILED: u8 = EXIT_DIFFERENT;
-/// Exit status: no answer in time (as `timeout` does).
-const EXIT_TIMEOUT: u8 = 124;
 
 /// Where the built-in client's messages go, decided before anything starts.
 pub(crate) enum Endpoint {
@@ -59,7 +54,7 @@ pub(crate) struct Conversation<'a> {
     /// `--replay`.
     pub replay: Option<&'a str>,
     /// `--timeout`.
-    pub timeout: f64,
+    pub timeout: Duration,
     /// `--no-redact`.
     pub no_redact: bool,
 }
@@ -77,7 +72,7 @@ impl Conversation<'_> {
         let mode = mode::decide(
             self.record,
             self.replay,
-            &cli::Matching::default(),
+            &ReplaySettings::default(),
             self.no_redact,
             self.server,
         )?;
@@ -139,128 +134,139 @@ impl Conversation<'_> {
                 report,
                 source,
                 settings,
-            } => {
-                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, self.server)?);
-                let running = report.as_deref().and_then(report::hold);
-                let picker = Picker::new(
-                    loaded,
-                    self.server,
-                    report.as_deref(),
-                    &replay_options(&settings)?,
-                );
-                if let Some(problem) = picker.problem() {
-                    return Ok(Endpoint::Unservable {
-                        problem: problem.to_owned(),
-                        report,
-                    });
-                }
-                crate::term::eprintln_escaped!(
-                    "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
-                    self.server,
-                    tape.display()
-                );
-                Ok(Endpoint::Replay {
-                    picker: Box::new(picker),
-                    report,
-                    _running: running,
-                })
-            }
+            } => self.replayed(&tape, report, &source, &settings),
         }
     }
 
-    /// Runs `talk` on a session with the endpoint, within the timeout, then closes the
-    /// session and files what the tap or the replay found. Returns `talk`'s exit code
-    /// (or 124, or 3 for a failed replay).
-    pub fn run<F>(&self, talk: F) -> Result<u8>
-    where
-        F: AsyncFnOnce(&mut Session) -> Result<u8>,
-    {
-        if self.timeout.is_nan() || self.timeout <= 0.0 {
-            return Err(Error::Usage(format!(
-                "--timeout {} is not a positive number of seconds",
-                self.timeout
-            )));
+    /// The replay endpoint for `tape`, or the problem that leaves it unservable.
+    fn replayed(
+        &self,
+        tape: &Path,
+        report: Option<PathBuf>,
+        source: &str,
+        settings: &ReplaySettings,
+    ) -> Result<Endpoint> {
+        let loaded = std::sync::Arc::new(ServerTape::load_warning(tape, self.server)?);
+        let running = report.as_deref().and_then(report::hold);
+        let picker = Picker::new(loaded, self.server, report.as_deref(), &settings.options()?);
+        if let Some(problem) = picker.problem() {
+            return Ok(Endpoint::Unservable {
+                problem: problem.to_owned(),
+                report,
+            });
         }
+        crate::term::eprintln_escaped!(
+            "mcptape: replaying server `{}` from `{}` ({source}); no server is started",
+            self.server,
+            tape.display()
+        );
+        Ok(Endpoint::Replay {
+            picker: Box::new(picker),
+            report,
+            _running: running,
+        })
+    }
+
+    /// Runs `talk` on a session with the endpoint, within the timeout, then closes the
+    /// session and files what the tap or the replay found. Comes to `talk`'s outcome (or
+    /// a timeout, a failed replay, an incomplete recording).
+    pub fn run<F>(&self, talk: F) -> Result<Outcome>
+    where
+        F: AsyncFnOnce(&mut Session) -> Result<Outcome, ClientError>,
+    {
         let endpoint = self.endpoint()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let timeout = Duration::from_secs_f64(self.timeout.max(0.0));
-        let (code, endpoint) = runtime.block_on(async {
-            let (mut session, endpoint) = match endpoint {
-                Endpoint::Unservable { problem, report } => {
-                    crate::term::eprintln_escaped!("mcptape: error: {problem}");
-                    return Ok::<_, Error>((EXIT_TAPE, Endpoint::Unservable { problem, report }));
-                }
-                Endpoint::Live { entry, tap, report } => {
-                    let handle = tap.as_ref().map(Tap::handle);
-                    let session = match Session::start(self.server, &entry, handle, MAX_LINE_BYTES)
-                    {
-                        Ok(s) => s,
-                        Err(e) => {
-                            if let Some(tap) = tap {
-                                // The session never started: its error is the one reported.
-                                let _ = tap.finish();
-                            }
-                            return Err(e);
-                        }
-                    };
-                    (session, Endpoint::Live { entry, tap, report })
-                }
-                Endpoint::Replay {
-                    picker,
-                    report,
-                    _running,
-                } => {
-                    let session = Session::replay(self.server, *picker);
-                    let placeholder = Endpoint::Unservable {
-                        problem: String::new(),
-                        report,
-                    };
-                    (session, placeholder)
-                }
-            };
-            let outcome = tokio::time::timeout(timeout, talk(&mut session)).await;
-            let (code, reason) = match outcome {
-                Ok(Ok(code)) => (code, CloseReason::ClientDone),
-                Ok(Err(e)) => {
-                    crate::term::eprintln_escaped!("error: {}", crate::error::chain(&e));
-                    (e.exit_code(), CloseReason::ClientFailed)
-                }
-                Err(_) => {
-                    crate::term::eprintln_escaped!(
-                        "error: no answer from server `{}` within {}s (--timeout)",
-                        self.server,
-                        self.timeout
-                    );
-                    (EXIT_TIMEOUT, CloseReason::ClientTimeout)
-                }
-            };
-            let closed = session.close(reason).await?;
-            let code = match (closed, &endpoint) {
-                (Closed::Replay(verdict), Endpoint::Unservable { report, .. }) => {
-                    file_verdict(&verdict, report.as_deref());
-                    if verdict.ok() { code } else { EXIT_TAPE }
-                }
-                _ => code,
-            };
-            Ok((code, endpoint))
-        })?;
+        let (outcome, endpoint) = runtime.block_on(self.converse(endpoint, talk))?;
         runtime.shutdown_background();
+        Ok(self.file(endpoint, outcome))
+    }
+
+    /// Starts the session, runs `talk` within the timeout, and closes the session.
+    async fn converse<F>(&self, endpoint: Endpoint, talk: F) -> Result<(Outcome, Endpoint)>
+    where
+        F: AsyncFnOnce(&mut Session) -> Result<Outcome, ClientError>,
+    {
+        let (mut session, endpoint) = match endpoint {
+            Endpoint::Unservable { problem, report } => {
+                outcome::problem(&problem);
+                return Ok((Outcome::Diverged, Endpoint::Unservable { problem, report }));
+            }
+            Endpoint::Live { entry, tap, report } => {
+                let handle = tap.as_ref().map(Tap::handle);
+                let session = match Session::start(self.server, &entry, handle, MAX_LINE_BYTES) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        if let Some(tap) = tap {
+                            // The session never started: its error is the one reported.
+                            let _ = tap.finish();
+                        }
+                        return Err(e);
+                    }
+                };
+                (session, Endpoint::Live { entry, tap, report })
+            }
+            Endpoint::Replay {
+                picker,
+                report,
+                _running,
+            } => {
+                let session = Session::replay(self.server, *picker);
+                let placeholder = Endpoint::Unservable {
+                    problem: String::new(),
+                    report,
+                };
+                (session, placeholder)
+            }
+        };
+        let talked = tokio::time::timeout(self.timeout, talk(&mut session)).await;
+        let (outcome, reason) = match talked {
+            Ok(Ok(outcome)) => (outcome, CloseReason::ClientDone),
+            // The server's answer was a failure: the conversation still ended as meant.
+            Ok(Err(e)) if e.is_answer() => {
+                outcome::print(&e);
+                (Outcome::Failed, CloseReason::ClientDone)
+            }
+            Ok(Err(e)) => {
+                outcome::print(&e);
+                (Outcome::Failed, CloseReason::ClientFailed)
+            }
+            Err(_) => {
+                outcome::print(&ClientError::Timeout {
+                    server: self.server.to_owned(),
+                    secs: self.timeout.as_secs_f64(),
+                });
+                (Outcome::Timeout, CloseReason::ClientTimeout)
+            }
+        };
+        let outcome = match (session.close(reason).await?, &endpoint) {
+            (Closed::Replay(verdict), Endpoint::Unservable { report, .. }) => {
+                file_verdict(&verdict, report.as_deref());
+                outcome.replayed(verdict.ok())
+            }
+            _ => outcome,
+        };
+        Ok((outcome, endpoint))
+    }
+
+    /// Files what the tap found (an incomplete recording outranks a failed tool) or the
+    /// problem that left a replay unservable.
+    fn file(&self, endpoint: Endpoint, outcome: Outcome) -> Outcome {
         match endpoint {
             Endpoint::Live {
                 tap: Some(tap),
                 report,
                 ..
             } => {
-                let outcome = tap.finish();
-                if let Some(err) = outcome.error {
+                let finished = tap.finish();
+                if let Some(err) = finished.error {
                     let problem = crate::error::chain(&err);
                     if let Some(dir) = &report {
                         report::leave_problem(dir, self.server, &problem);
                     }
-                    return Ok(code.max(EXIT_TAPE));
+                    return outcome.max(Outcome::RecordingIncomplete);
                 }
             }
             Endpoint::Unservable {
@@ -276,7 +282,7 @@ impl Conversation<'_> {
             }
             _ => {}
         }
-        Ok(code)
+        outcome
     }
 }
 
@@ -315,8 +321,9 @@ pub fn arguments(json: Option<&str>, args: &[String]) -> Result<Map<String, Valu
         let from_file = arg.as_bytes()[split] == b'=' && value.starts_with('@');
         let text = if from_file {
             let file = &value[1..];
-            let mut text = std::fs::read_to_string(file).map_err(|e| {
-                Error::Usage(format!("argument `{key}`: cannot read `{file}`: {e}"))
+            let mut text = std::fs::read_to_string(file).map_err(|source| Error::Io {
+                what: format!("argument `{key}`: cannot read `{file}`"),
+                source,
             })?;
             // `echo secret > file` leaves a newline that is not part of the value.
             if text.ends_with('\n') {
@@ -377,8 +384,8 @@ pub fn render(result: &Value) -> String {
 }
 
 impl cli::Call {
-    /// Calls the tool; the exit status says how it went.
-    pub fn run(self) -> Result<ExitCode> {
+    /// Calls the tool; the outcome says how it went.
+    pub fn run(self) -> Result<Outcome> {
         let (server, tool) = self
             .target
             .split_once('.')
@@ -387,35 +394,52 @@ impl cli::Call {
         let args = arguments(self.args_json.as_deref(), &self.arguments)?;
         let conversation = self.client.conversation(server);
         let output = self.output;
-        let code = conversation.run(async |session: &mut Session| {
-            let init = session.initialize().await?;
-            if let Some(err) = init.error() {
-                crate::term::eprintln_escaped!(
-                    "error: server `{server}` refused to initialize: {err}"
-                );
-                return Ok(EXIT_FAILED);
-            }
+        conversation.run(async |session: &mut Session| {
+            initialized(&session.initialize().await?, server)?;
             let params = serde_json::json!({"name": tool, "arguments": args});
             // Progress is for people: JSON and raw output keep stderr for errors.
             session.show_progress(output == Output::Text);
             let reply = session.request_with_progress("tools/call", params).await?;
-            Ok(print_reply(server, tool, &reply, output))
-        })?;
-        Ok(ExitCode::from(code))
+            print_reply(server, tool, &reply, output)
+        })
     }
 }
 
-fn print_reply(server: &str, tool: &str, reply: &Reply, output: Output) -> u8 {
-    if let Some(err) = reply.error() {
+/// The server's refusal of `initialize`, when it refused.
+pub(crate) fn initialized(init: &Reply, server: &str) -> Result<(), ClientError> {
+    match init.error() {
+        Some(err) => Err(ClientError::Refused {
+            server: server.to_owned(),
+            error: err.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A JSON-RPC error answer to `request`, as the failure it is.
+pub(crate) fn answered(reply: &Reply, server: &str, request: &str) -> ClientError {
+    let err = reply.error().unwrap_or(&Value::Null);
+    ClientError::Answered {
+        server: server.to_owned(),
+        request: request.to_owned(),
+        code: err["code"].to_string(),
+        message: err["message"].as_str().unwrap_or("").to_owned(),
+    }
+}
+
+/// Prints the answer as `--output` says; a JSON-RPC error or `isError: true` is the
+/// failure it returns (printed by the caller, the one printer).
+fn print_reply(
+    server: &str,
+    tool: &str,
+    reply: &Reply,
+    output: Output,
+) -> Result<Outcome, ClientError> {
+    if reply.error().is_some() {
         if output == Output::Raw {
             println!("{}", reply.raw);
         }
-        crate::term::eprintln_escaped!(
-            "error: server `{server}` answered tools/call {tool} with error {}: {}",
-            err["code"],
-            err["message"].as_str().unwrap_or("")
-        );
-        return EXIT_FAILED;
+        return Err(answered(reply, server, &format!("tools/call {tool}")));
     }
     let result = &reply.value["result"];
     let failed = result["isError"] == Value::Bool(true);
@@ -426,12 +450,12 @@ fn print_reply(server: &str, tool: &str, reply: &Reply, output: Output) -> u8 {
         Output::Text => print!("{}", crate::term::block(&render(result))),
     }
     if failed {
-        crate::term::eprintln_escaped!(
-            "error: tool `{tool}` of server `{server}` answered isError: true"
-        );
-        return EXIT_FAILED;
+        return Err(ClientError::ToolFailed {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        });
     }
-    0
+    Ok(Outcome::Ok)
 }
 
 #[cfg(test)]

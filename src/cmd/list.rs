@@ -3,18 +3,18 @@
 //! pass ([`crate::tape::census`]), never held.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use serde_json::json;
 
 use crate::cli;
 use crate::error::{Error, Result};
 use crate::mode::{self, ENV_HOME};
+use crate::outcome::Outcome;
 use crate::tape::{Census, store};
 
 impl cli::List {
     /// Prints one line (or JSON object) per tape.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         let home = store::home(mode::own().get(ENV_HOME))?;
         let mut rows = Vec::new();
         for listed in store::list(&home)? {
@@ -75,6 +75,6 @@ impl cli::List {
             .lock()
             .write_all(text.as_bytes())
             .map_err(Error::Stdout)?;
-        Ok(ExitCode::SUCCESS)
+        Ok(Outcome::Ok)
     }
 }

@@ -1,4 +1,5 @@
-//! One file per subcommand; each is `impl cli::X { pub fn run(self) -> Result<ExitCode> }`.
+//! One file per subcommand; each is `impl cli::X { pub fn run(self) -> Result<Outcome> }`,
+//! and [`crate::outcome::exit`] alone turns that into the exit status.
 
 pub mod call;
 pub mod list;
@@ -13,10 +14,11 @@ pub mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
+use crate::outcome::Outcome;
 
 impl Cli {
     /// Runs the chosen subcommand.
-    pub fn run(self) -> Result<std::process::ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         match self.command {
             Command::Record(c) => c.run(),
             Command::Replay(c) => c.run(),

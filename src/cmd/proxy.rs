@@ -8,16 +8,14 @@
 
 use std::path::Path;
 
-use std::process::ExitCode;
-
 use crate::cli;
-use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
+use crate::error::{Error, ProcessError, Result};
 
 use crate::downstream::pump;
 use crate::downstream::stdio;
 use crate::front;
-use crate::matcher::{self, Matcher};
-use crate::mode::{self, Mode};
+use crate::mode::{self, Mode, ReplaySettings};
+use crate::outcome::{self, Outcome};
 use crate::process::Signals;
 use crate::record::tap::TapHandle;
 use crate::record::tap::{Tap, new_conn_id};
@@ -32,8 +30,9 @@ use crate::upstream::replay;
 use crate::verdict::Verdict;
 
 impl cli::Proxy {
-    /// Runs the proxy until the client or the server is gone; returns the exit status.
-    pub fn run(self) -> Result<ExitCode> {
+    /// Runs the proxy until the client or the server is gone; comes to its server's
+    /// status, unless the recording or the replay failed.
+    pub fn run(self) -> Result<Outcome> {
         let (server, derived) = match &self.server {
             Some(name) => {
                 mode::check_server_name(name)?;
@@ -52,7 +51,7 @@ impl cli::Proxy {
         let mode = mode::decide(
             self.record.as_deref(),
             self.replay.as_deref(),
-            &self.matching,
+            &ReplaySettings::from(&self.matching),
             self.no_redact,
             &server,
         )?;
@@ -75,13 +74,13 @@ impl cli::Proxy {
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let code = match mode {
-            Mode::Passthrough => runtime.block_on(self.upstream(None)),
+        let outcome = match mode {
+            Mode::Passthrough => runtime.block_on(self.upstream(None)).map(Outcome::exited),
             Mode::RecordFailed { error, report } => {
                 unrecorded(&server, &crate::error::chain(&error), report.as_deref());
                 runtime
                     .block_on(self.upstream(None))
-                    .map(|code| with_recording(code, false))
+                    .map(|code| Outcome::exited(code).recorded(false))
             }
             Mode::Record {
                 tape,
@@ -99,7 +98,7 @@ impl cli::Proxy {
                         unrecorded(&server, &crate::error::chain(&e), report.as_deref());
                         let code = runtime.block_on(self.upstream(None));
                         runtime.shutdown_background();
-                        return code.map(|c| ExitCode::from(with_recording(c, false)));
+                        return code.map(|c| Outcome::exited(c).recorded(false));
                     }
                 };
                 crate::term::eprintln_escaped!(
@@ -108,17 +107,17 @@ impl cli::Proxy {
                 );
                 let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
                 let code = runtime.block_on(self.upstream(Some(tap.handle())));
-                let outcome = tap.finish();
-                if let Some(err) = &outcome.error {
+                let finished = tap.finish();
+                if let Some(err) = &finished.error {
                     let problem = crate::error::chain(err);
                     match &report {
                         Some(dir) => report::leave_problem(dir, &server, &problem),
-                        None => crate::term::eprintln_escaped!(
-                            "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
-                        ),
+                        None => outcome::problem(&format!(
+                            "the recording of server `{server}` is incomplete: {problem}"
+                        )),
                     }
                 }
-                code.map(|c| with_recording(c, outcome.error.is_none()))
+                code.map(|c| Outcome::exited(c).recorded(finished.error.is_none()))
             }
             Mode::Replay {
                 tape,
@@ -139,16 +138,14 @@ impl cli::Proxy {
                     self.max_line_bytes,
                 ))?;
                 file_verdict(&verdict, report.as_deref());
-                Ok(match (verdict.ok(), server_exit) {
-                    (false, _) => EXIT_TAPE,
-                    (true, Some(code)) => code,
-                    (true, None) => EXIT_OK,
-                })
+                Ok(server_exit
+                    .map_or(Outcome::Ok, Outcome::exited)
+                    .replayed(verdict.ok()))
             }
         };
         // A tokio stdin read may be parked on the blocking pool; do not wait for it.
         runtime.shutdown_background();
-        code.map(ExitCode::from)
+        outcome
     }
 }
 
@@ -160,16 +157,6 @@ fn unrecorded(server: &str, problem: &str, report: Option<&Path>) {
     );
     if let Some(dir) = report {
         report::leave_problem(dir, server, problem);
-    }
-}
-
-/// The proxy's exit status: its server's, except that a clean exit becomes 3 when the
-/// recording is not whole (refused, or cut by a write error or a writer crash).
-fn with_recording(code: u8, whole: bool) -> u8 {
-    if code == EXIT_OK && !whole {
-        EXIT_TAPE
-    } else {
-        code
     }
 }
 
@@ -189,26 +176,11 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
     }
 }
 
-/// The replay options from the matching flags.
-pub fn replay_options(settings: &cli::Matching) -> Result<replay::Options> {
-    let globs = matcher::parse_globs(&settings.ignore).map_err(Error::Usage)?;
-    Ok(replay::Options {
-        matcher: Matcher::new(globs, settings.strict_initialize).match_meta(settings.match_meta),
-        unordered: settings.unordered,
-    })
-}
-
 impl cli::Proxy {
     /// `--listen`: the HTTP front, forwarding to `--url` or replaying; runs until a
     /// signal, then files the replayed sessions' verdicts.
-    fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<ExitCode> {
+    fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<Outcome> {
         let limits = crate::listen::Limits::from_args(&self.front)?;
-        let headers = || {
-            self.headers
-                .iter()
-                .map(|h| http::parse_header(h))
-                .collect::<Result<Vec<_>>>()
-        };
         let need_url = || {
             Error::Usage(
                 "--listen forwards to --url, or answers from a tape in replay mode: give one"
@@ -229,7 +201,7 @@ impl cli::Proxy {
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
                 );
-                let options = replay_options(&settings)?;
+                let options = settings.options()?;
                 (
                     front::Source::Replay {
                         tape: loaded,
@@ -263,7 +235,7 @@ impl cli::Proxy {
                         None
                     }
                 };
-                let headers = headers()?;
+                let headers = self.headers.clone();
                 (
                     front::Source::Forward {
                         url,
@@ -277,7 +249,7 @@ impl cli::Proxy {
                 let url = self.url.clone().ok_or_else(need_url)?;
                 unrecorded(server, &crate::error::chain(&error), report.as_deref());
                 whole = false;
-                let headers = headers()?;
+                let headers = self.headers.clone();
                 (
                     front::Source::Forward {
                         url,
@@ -289,7 +261,7 @@ impl cli::Proxy {
             }
             Mode::Passthrough => {
                 let url = self.url.clone().ok_or_else(need_url)?;
-                let headers = headers()?;
+                let headers = self.headers.clone();
                 (
                     front::Source::Forward {
                         url,
@@ -306,34 +278,27 @@ impl cli::Proxy {
             .map_err(ProcessError::Signals)?;
         let served = runtime.block_on(front::serve(addr, server, source, limits))?;
         runtime.shutdown_background();
-        let mut ok = whole;
+        let mut replayed = true;
         for v in &served.verdicts {
             file_verdict(v, report.as_deref());
-            ok &= v.ok();
+            replayed &= v.ok();
         }
         for problem in &served.tape_errors {
             match &report {
                 Some(dir) => report::leave_problem(dir, server, problem),
-                None => crate::term::eprintln_escaped!(
-                    "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
-                ),
+                None => outcome::problem(&format!(
+                    "the recording of server `{server}` is incomplete: {problem}"
+                )),
             }
-            ok = false;
+            whole = false;
         }
-        Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_TAPE }))
+        Ok(Outcome::Ok.recorded(whole).replayed(replayed))
     }
 
     /// Relays to the upstream the flags name: the command's process, or the URL.
     async fn upstream(&self, tap: Option<TapHandle>) -> Result<u8> {
         match &self.url {
-            Some(url) => {
-                let headers = self
-                    .headers
-                    .iter()
-                    .map(|h| http::parse_header(h))
-                    .collect::<Result<Vec<_>>>()?;
-                http::relay(url, headers, tap, self.max_line_bytes).await
-            }
+            Some(url) => http::relay(url, self.headers.clone(), tap, self.max_line_bytes).await,
             None => relay(&self.command, tap, self.max_line_bytes).await,
         }
     }
@@ -363,12 +328,12 @@ async fn serve_replay(
     tape: std::sync::Arc<ServerTape>,
     server: &str,
     report: Option<&Path>,
-    settings: &cli::Matching,
+    settings: &ReplaySettings,
     max_line: usize,
 ) -> Result<(Verdict, Option<u8>)> {
-    let picker = Picker::new(tape, server, report, &replay_options(settings)?);
+    let picker = Picker::new(tape, server, report, &settings.options()?);
     if let Some(problem) = picker.problem() {
-        crate::term::eprintln_escaped!("mcptape: error: {problem}");
+        outcome::problem(problem);
     }
     let link = replay::ReplayLink::new(picker, settings.pace);
     let mut signals = Signals::new()?;

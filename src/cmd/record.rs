@@ -7,11 +7,11 @@
 //! recording leave a report in `MCPTAPE_REPORT`, which turns a clean exit into status 3.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use crate::cli;
-use crate::error::{EXIT_TAPE, Error, Result};
+use crate::error::{Error, Result};
 use crate::mode::{self, ENV_MAX_BYTES, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS};
+use crate::outcome::{self, Outcome};
 use crate::process;
 use crate::redact::ENV_NO_REDACT;
 use crate::report::{self, ReportDir};
@@ -19,7 +19,7 @@ use crate::tape::{Census, store};
 
 impl cli::Record {
     /// Records whatever CMD's proxies carry; returns CMD's exit status.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         for name in &self.servers {
             mode::check_server_name(name)?;
         }
@@ -39,10 +39,12 @@ impl cli::Record {
                 (ENV_MAX_BYTES, Some(self.max_bytes.to_string())),
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
             ]);
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Outcome::Ok);
         }
-        let mut report = ReportDir::new()
-            .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
+        let mut report = ReportDir::new().map_err(|source| Error::Io {
+            what: "cannot create a report directory".into(),
+            source,
+        })?;
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..])
             .env(ENV_RECORD, &tape)
@@ -59,17 +61,14 @@ impl cli::Record {
         } else {
             cmd.env(ENV_SERVERS, &servers);
         }
-        let code = process::run_wrapped(cmd, &process::display(&self.command))?;
+        let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
         let problems = report::problems(report.path());
         summarize(&tape);
         for p in &problems {
-            crate::term::eprintln_escaped!("mcptape: error: {p}");
+            outcome::problem(p);
         }
-        Ok(ExitCode::from(match (code, problems.is_empty()) {
-            (0, false) => EXIT_TAPE,
-            (code, _) => code,
-        }))
+        Ok(Outcome::of_status(status).recorded(problems.is_empty()))
     }
 }
 

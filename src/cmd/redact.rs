@@ -4,13 +4,13 @@
 //! possible secrets of [`crate::entropy`], which fail it only with `--strict`.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use crate::cli;
 use crate::entropy;
-use crate::error::{EXIT_DIFFERENT, Error, Result};
+use crate::error::{Error, Result};
 use crate::message;
 use crate::mode::{self};
+use crate::outcome::Outcome;
 use crate::redact::Redactor;
 use crate::tape::format::Cut;
 use crate::tape::lines::{self, Class, LineReader};
@@ -18,7 +18,7 @@ use crate::tape::store;
 
 impl cli::Redact {
     /// Rewrites the tapes, or checks them.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         let (redactor, warnings) = Redactor::from_env(&|name| std::env::var(name).ok());
         for w in warnings {
             crate::term::eprintln_escaped!("mcptape: warning: {w}");
@@ -28,7 +28,11 @@ impl cli::Redact {
             let found = one(session, &redactor, self.check)?;
             dirty |= found.secrets > 0 || (self.strict && found.possible > 0);
         }
-        Ok(ExitCode::from(if dirty { EXIT_DIFFERENT } else { 0 }))
+        Ok(if dirty {
+            Outcome::SecretsLeft
+        } else {
+            Outcome::Ok
+        })
     }
 }
 

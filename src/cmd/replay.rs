@@ -6,35 +6,26 @@
 //! of a replayed server was never used; otherwise CMD's own status.
 
 use std::collections::HashSet;
-use std::process::ExitCode;
 
 use crate::cli;
 
-use crate::error::{EXIT_TAPE, Error, Result};
+use crate::error::{Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{
     self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
     ENV_STRICT_INITIALIZE, ENV_UNORDERED,
 };
+use crate::outcome::Outcome;
 use crate::process;
 use crate::report::ReportDir;
 use crate::tape::Census;
 use crate::verdict::Verdict;
 
 impl cli::Replay {
-    /// Replays the tape to whatever CMD starts; returns the decided exit status.
-    pub fn run(self) -> Result<ExitCode> {
-        for name in &self.servers {
-            mode::check_server_name(name)?;
-        }
-        for g in &self.matching.ignore {
-            Glob::parse(g).map_err(Error::Usage)?;
-            if g.contains(',') {
-                return Err(Error::Usage(format!(
-                    "invalid --ignore `{g}`: a path has no `,`"
-                )));
-            }
-        }
+    /// Replays the tape to whatever CMD starts; comes to CMD's status unless a
+    /// connection diverged or was never used.
+    pub fn run(self) -> Result<Outcome> {
+        self.check()?;
         let path = mode::session_path(&self.session)?;
         // Only the list of recorded connections is needed here, not their messages.
         let tape = Census::scan_warning(&path)?;
@@ -64,10 +55,12 @@ impl cli::Replay {
         ];
         if self.command.is_empty() {
             super::print_exports(&vars);
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Outcome::Ok);
         }
-        let mut report = ReportDir::new()
-            .map_err(|e| Error::Usage(format!("cannot create a report directory: {e}")))?;
+        let mut report = ReportDir::new().map_err(|source| Error::Io {
+            what: "cannot create a report directory".into(),
+            source,
+        })?;
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..]).env(ENV_REPORT, report.path());
         for (name, value) in &vars {
@@ -76,35 +69,57 @@ impl cli::Replay {
                 None => cmd.env_remove(name),
             };
         }
-        let code = process::run_wrapped(cmd, &process::display(&self.command))?;
+        let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
-        let verdicts = Verdict::collect(report.path());
-        let mut failed = false;
-        for v in &verdicts {
-            eprint!("mcptape: {}", crate::term::block(&v.describe()));
-            failed |= !v.ok();
+        let replayed = judge(&Verdict::collect(report.path()), &tape, &self.servers);
+        Ok(Outcome::of_status(status).replayed(replayed))
+    }
+
+    /// The flags that the proxies below will read from the environment, checked here.
+    fn check(&self) -> Result<()> {
+        for name in &self.servers {
+            mode::check_server_name(name)?;
         }
-        let used: HashSet<(&str, &str)> = verdicts
-            .iter()
-            .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
-            .collect();
-        for conn in &tape.conns {
-            let replayed = self.servers.is_empty() || self.servers.contains(&conn.server);
-            if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
-                let first = conn.first_line;
-                crate::term::eprintln_escaped!(
-                    "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
-                    conn.server,
-                    conn.id
-                );
-                failed = true;
+        for g in &self.matching.ignore {
+            Glob::parse(g).map_err(Error::Usage)?;
+            if g.contains(',') {
+                return Err(Error::Usage(format!(
+                    "invalid --ignore `{g}`: a path has no `,`"
+                )));
             }
         }
-        if verdicts.is_empty() {
-            crate::term::eprintln_escaped!(
-                "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
-            );
-        }
-        Ok(ExitCode::from(if failed { EXIT_TAPE } else { code }))
+        Ok(())
     }
+}
+
+/// Prints every proxy's verdict and every recorded connection of a replayed server
+/// (`servers`, or all when empty) that no proxy used; true when all replayed as recorded.
+fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> bool {
+    let mut failed = false;
+    for v in verdicts {
+        eprint!("mcptape: {}", crate::term::block(&v.describe()));
+        failed |= !v.ok();
+    }
+    let used: HashSet<(&str, &str)> = verdicts
+        .iter()
+        .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
+        .collect();
+    for conn in &tape.conns {
+        let replayed = servers.is_empty() || servers.contains(&conn.server);
+        if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
+            let first = conn.first_line;
+            crate::term::eprintln_escaped!(
+                "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
+                conn.server,
+                conn.id
+            );
+            failed = true;
+        }
+    }
+    if verdicts.is_empty() {
+        crate::term::eprintln_escaped!(
+            "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
+        );
+    }
+    !failed
 }

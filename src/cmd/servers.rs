@@ -1,18 +1,18 @@
 //! `mcptape servers`: the configured servers, how each starts, and the file it comes from.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use crate::cli;
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::mode::{self, ENV_HOME};
+use crate::outcome::Outcome;
 use crate::process;
 use crate::tape::store;
 
 impl cli::Servers {
     /// Prints one line per server.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         let own = mode::own();
         let home = store::home(own.get(ENV_HOME))?;
         let path = config::locate(self.config.config.as_deref(), None, &own.cwd, &home)?;
@@ -38,6 +38,6 @@ impl cli::Servers {
             .lock()
             .write_all(text.as_bytes())
             .map_err(Error::Stdout)?;
-        Ok(ExitCode::SUCCESS)
+        Ok(Outcome::Ok)
     }
 }

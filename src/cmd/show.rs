@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::process::ExitCode;
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
@@ -15,6 +14,7 @@ use crate::cli;
 use crate::error::{Error, Result};
 use crate::message::Kind;
 use crate::mode::{self};
+use crate::outcome::Outcome;
 use crate::tape::{Connection, Direction, Entry, LifecycleKind, Tape};
 
 /// Width used when stdout is not a terminal and `COLUMNS` is not set.
@@ -27,7 +27,7 @@ pub fn load(session: &str) -> Result<Tape> {
 
 impl cli::Show {
     /// Prints the trace (or JSON) on stdout.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         let tape = load(&self.session)?;
         let conns = tape.connections();
         let mut out = std::io::stdout().lock();
@@ -43,7 +43,7 @@ impl cli::Show {
             trace(&tape, &conns, width)
         };
         out.write_all(text.as_bytes()).map_err(Error::Stdout)?;
-        Ok(ExitCode::SUCCESS)
+        Ok(Outcome::Ok)
     }
 }
 

@@ -1,13 +1,13 @@
 //! `mcptape tools SERVER`: the server's tools, with their input schemas and annotations,
 //! through the built-in client (recorded or replayed like `call`).
 
-use std::process::ExitCode;
-
 use serde_json::{Value, json};
 
 use crate::cli;
 use crate::client::Session;
-use crate::error::{EXIT_DIFFERENT, Result};
+use crate::cmd::call::{answered, initialized};
+use crate::error::Result;
+use crate::outcome::Outcome;
 use crate::term::line;
 
 /// Most `tools/list` pages followed (a server that keeps giving cursors is stopped here).
@@ -15,18 +15,12 @@ const MAX_PAGES: usize = 100;
 
 impl cli::Tools {
     /// Lists the tools.
-    pub fn run(self) -> Result<ExitCode> {
+    pub fn run(self) -> Result<Outcome> {
         let server = self.server.as_str();
         let conversation = self.client.conversation(server);
         let json_out = self.json;
-        let code = conversation.run(async |session: &mut Session| {
-            let init = session.initialize().await?;
-            if let Some(err) = init.error() {
-                crate::term::eprintln_escaped!(
-                    "error: server `{server}` refused to initialize: {err}"
-                );
-                return Ok(EXIT_DIFFERENT);
-            }
+        conversation.run(async |session: &mut Session| {
+            initialized(&session.initialize().await?, server)?;
             let mut tools = Vec::new();
             let mut cursor: Option<Value> = None;
             for _ in 0..MAX_PAGES {
@@ -35,13 +29,8 @@ impl cli::Tools {
                     None => json!({}),
                 };
                 let reply = session.request("tools/list", params).await?;
-                if let Some(err) = reply.error() {
-                    crate::term::eprintln_escaped!(
-                        "error: server `{server}` answered tools/list with error {}: {}",
-                        err["code"],
-                        err["message"]
-                    );
-                    return Ok(EXIT_DIFFERENT);
+                if reply.error().is_some() {
+                    return Err(answered(&reply, server, "tools/list"));
                 }
                 let result = &reply.value["result"];
                 tools.extend(result["tools"].as_array().cloned().unwrap_or_default());
@@ -55,9 +44,8 @@ impl cli::Tools {
             } else {
                 print!("{}", crate::term::block(&describe(&tools)));
             }
-            Ok(0)
-        })?;
-        Ok(ExitCode::from(code))
+            Ok(Outcome::Ok)
+        })
     }
 }
 

@@ -11,44 +11,38 @@ mod update;
 use std::collections::{BTreeSet, HashSet};
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde_json::json;
 
 use crate::cli::{self, Format};
-use crate::error::{EXIT_DIFFERENT, EXIT_TAPE, Error, ProcessError, Result, TapeError};
+use crate::error::{Error, ProcessError, Result, TapeError};
 use crate::framing::MAX_LINE_BYTES;
 use crate::matcher::{self, Glob};
 use crate::mode::{self};
+use crate::outcome::{self, Outcome};
 use crate::process;
 use crate::redact::Redactor;
 use crate::tape::{Tape, safety, store};
 use crate::verify::{self, Played};
 
 impl cli::Verify {
-    /// Runs the verification; the exit status says how it went.
-    pub fn run(self) -> Result<ExitCode> {
-        if self.timeout.is_nan() || self.timeout <= 0.0 {
-            return Err(Error::Usage(format!(
-                "--timeout {} is not a positive number of seconds",
-                self.timeout
-            )));
-        }
+    /// Runs the verification; the outcome says how it went.
+    pub fn run(self) -> Result<Outcome> {
         let globs = matcher::parse_globs(&self.ignore).map_err(Error::Usage)?;
         let path = mode::session_path(&self.session)?;
         let tape = match Tape::load_warning(&path) {
             Ok(t) => t,
             Err(e) => {
-                crate::term::eprintln_escaped!("error: {}", crate::error::chain(&e));
-                return Ok(ExitCode::from(EXIT_TAPE));
+                outcome::print(&e);
+                return Ok(Outcome::Unfinished);
             }
         };
         let server = choose_server(&tape, &path, self.server.as_ref())?;
         let opts = verify::Options {
             ignore: globs,
             allow_writes: self.allow_writes,
-            timeout: Duration::from_secs_f64(self.timeout),
+            timeout: self.timeout,
             max_line: MAX_LINE_BYTES,
             match_meta: self.match_meta,
         };
@@ -76,25 +70,19 @@ impl cli::Verify {
                 path.display(),
                 store::prev_path(&path).display()
             );
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Outcome::Ok);
         }
-        Ok(ExitCode::from(match (broken, differ) {
-            (true, _) => EXIT_TAPE,
-            (false, true) => EXIT_DIFFERENT,
-            (false, false) => 0,
-        }))
+        Ok(match (broken, differ) {
+            (true, _) => Outcome::Unfinished,
+            (false, true) => Outcome::Differences,
+            (false, false) => Outcome::Ok,
+        })
     }
 
     /// The live server: `--url` with its headers, or the command.
     fn target(&self) -> Result<verify::Target> {
         Ok(match &self.url {
-            Some(url) => verify::Target::Url(
-                url.clone(),
-                self.headers
-                    .iter()
-                    .map(|h| crate::upstream::http::parse_header(h))
-                    .collect::<Result<Vec<_>>>()?,
-            ),
+            Some(url) => verify::Target::Url(url.clone(), self.headers.clone()),
             None => verify::Target::Command(self.command.clone()),
         })
     }
@@ -123,10 +111,10 @@ impl cli::Verify {
                     path: file.clone(),
                     why,
                 })?,
-                Err(safety::OpenError::Io(e)) => Err(Error::Usage(format!(
-                    "cannot write `{}`: {e}",
-                    file.display()
-                )))?,
+                Err(safety::OpenError::Io(source)) => Err(Error::Io {
+                    what: format!("cannot write `{}`", file.display()),
+                    source,
+                })?,
             },
             None => std::io::stdout()
                 .lock()

@@ -103,9 +103,9 @@ pub fn report(result: &Result<Recorded, TapeError>, server: &str, dir: Option<&P
     let problem = crate::error::chain(e);
     match dir {
         Some(dir) => report::leave_problem(dir, server, &problem),
-        None => crate::term::eprintln_escaped!(
-            "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
-        ),
+        None => crate::outcome::problem(&format!(
+            "the recording of server `{server}` is incomplete: {problem}"
+        )),
     }
     false
 }

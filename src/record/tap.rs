@@ -137,7 +137,7 @@ impl Tap {
                 path: self.path,
                 message,
             };
-            crate::term::eprintln_escaped!("mcptape: error: {error}");
+            crate::outcome::problem(&error.to_string());
             TapOutcome {
                 entries: 0,
                 error: Some(error),
@@ -296,12 +296,12 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
                     );
                     let _ = writer.append_past_limit(&cut);
                 }
-                crate::term::eprintln_escaped!(
-                    "mcptape: error: {e} ({}); recording of server `{server}` stopped here, the session goes on",
+                crate::outcome::problem(&format!(
+                    "{e} ({}); recording of server `{server}` stopped here, the session goes on",
                     std::error::Error::source(&e)
                         .map(ToString::to_string)
                         .unwrap_or_default()
-                );
+                ));
                 outcome.error = Some(e);
                 break;
             }

@@ -6,6 +6,7 @@ mod bad_input;
 mod call;
 mod claude;
 mod deep;
+mod exit;
 mod files;
 mod front_edges;
 mod http;
