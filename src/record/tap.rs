@@ -79,12 +79,10 @@ pub struct TapHandle {
 /// traffic) the live path waits, so that memory stays flat however long the session.
 pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 
-/// A fresh connection id: random hex, then `-1` (one connection per proxy process).
-pub fn new_conn_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    format!("{:08x}-1", h.finish() as u32)
+/// A fresh connection id: random hex, then `-1` (one connection per proxy process); see
+/// [`crate::ids::conn_id`].
+pub fn new_conn_id() -> Result<String, TapeError> {
+    Ok(crate::ids::conn_id()?)
 }
 
 impl Tap {
