@@ -152,6 +152,9 @@ pub enum TapeError {
     /// Neither `MCPTAPE_HOME` nor a home directory is known.
     #[error("cannot find the tape directory: set MCPTAPE_HOME or HOME")]
     NoHome,
+    /// No random connection id could be drawn for a new recording.
+    #[error(transparent)]
+    Id(#[from] crate::ids::IdError),
     /// The tape directory cannot be created or used.
     #[error("cannot use tape directory `{}`", path.display())]
     Dir {

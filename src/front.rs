@@ -128,7 +128,7 @@ impl State {
                         let tap = Tap::start(
                             writer,
                             self.server.clone(),
-                            new_conn_id(),
+                            new_conn_id()?,
                             recording.redactor.clone(),
                         );
                         tap.handle()
@@ -202,18 +202,6 @@ impl State {
         if let Ok(mut errors) = self.tape_errors.lock() {
             errors.push(crate::error::chain(e));
         }
-    }
-}
-
-/// A session id nobody can guess (the spec asks for a cryptographically secure one):
-/// 128 bits from the kernel's generator, in hex.
-fn fresh_session_id() -> String {
-    use std::io::Read;
-    let mut bytes = [0u8; 16];
-    match std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)) {
-        Ok(()) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
-        // No /dev/urandom: still unique, if not secret.
-        Err(_) => format!("{}{}", new_conn_id(), new_conn_id()).replace('-', ""),
     }
 }
 
@@ -296,7 +284,14 @@ async fn handle(
                     ));
                 }
             };
-            let id = fresh_session_id();
+            let Ok(id) = crate::ids::session_id()
+                .inspect_err(|e| eprintln!("mcptape: error: {}", crate::error::chain(e)))
+            else {
+                return Ok(full(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "mcptape: no session id\n",
+                ));
+            };
             if let Ok(mut s) = state.sessions.lock() {
                 s.insert(id.clone(), Arc::clone(&session));
             }

@@ -45,6 +45,7 @@ pub mod framing;
 pub mod front;
 pub mod guard;
 pub mod idle;
+pub mod ids;
 pub mod layer;
 pub mod listen;
 pub mod matcher;

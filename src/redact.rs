@@ -37,8 +37,11 @@ pub const ENV_NO_REDACT: &str = "MCPTAPE_NO_REDACT";
 /// occur by chance).
 pub const MIN_LITERAL_CHARS: usize = 6;
 
+pub mod rule;
+
 pub use crate::redact_rules::is_secret_name;
 use crate::redact_rules::{self, is_secret_assignment_name};
+pub use rule::Rule;
 
 /// `?name=value` parameters of URLs and `;name=value` of connection strings (the value,
 /// up to `;` or a whole `{…}`, is a secret when the name is).
@@ -125,7 +128,7 @@ pub struct Finding {
     /// The JSON path of the value (`params.arguments.apiKey`).
     pub path: String,
     /// Which rule saw it.
-    pub rule: &'static str,
+    pub rule: Rule,
 }
 
 impl Redactor {
@@ -227,8 +230,8 @@ impl Redactor {
     }
 
     /// Byte spans of secrets in a plain string, with the rule of each, merged.
-    fn spans(&self, s: &str) -> Vec<(usize, usize, &'static str)> {
-        let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
+    fn spans(&self, s: &str) -> Vec<(usize, usize, Rule)> {
+        let mut spans: Vec<(usize, usize, Rule)> = Vec::new();
         // Cheap byte scans first: most strings have no `=` or `:` at all, and then the
         // parameter and assignment patterns (which have no literal to search for) can
         // not match.
@@ -242,7 +245,7 @@ impl Redactor {
             if redact_rules::is_secret_param(name)
                 && let Some(m) = caps.get(2)
             {
-                spans.push((m.start(), m.end(), "credential URL parameter"));
+                spans.push((m.start(), m.end(), Rule::UrlParameter));
             }
         }
         // Each byte is read by at most one value: names inside a value are not looked at.
@@ -257,19 +260,20 @@ impl Redactor {
             let (a, b) = assigned_value(s, whole.end(), name.as_str());
             read_to = b;
             if a < b {
-                spans.push((a, b, "credential assignment"));
+                spans.push((a, b, Rule::Assignment));
             }
         }
         if let Some(lit) = &self.literals {
             spans.extend(
                 lit.find_iter(s)
-                    .map(|m| (m.start(), m.end(), "MCPTAPE_REDACT value")),
+                    .map(|m| (m.start(), m.end(), Rule::Literal)),
             );
         }
         // What is already redacted is not a secret.
         spans.retain(|&(a, _, _)| !s[a..].starts_with(REDACTED));
-        spans.sort_unstable();
-        let mut merged: Vec<(usize, usize, &'static str)> = Vec::with_capacity(spans.len());
+        // By position; at one position, by rule name, so the rule reported stays the same.
+        spans.sort_unstable_by_key(|&(a, b, rule)| (a, b, rule.name()));
+        let mut merged: Vec<(usize, usize, Rule)> = Vec::with_capacity(spans.len());
         for (a, b, rule) in spans {
             match merged.last_mut() {
                 // Overlapping, or apart only by blanks (`Authorization: Bearer xyz`).
@@ -283,7 +287,7 @@ impl Redactor {
     }
 
     /// A plain string with its secret spans replaced, if any.
-    pub(crate) fn string(&self, s: &str) -> Option<(String, &'static str)> {
+    pub(crate) fn string(&self, s: &str) -> Option<(String, Rule)> {
         let spans = self.spans(s);
         let first = spans.first()?.2;
         let mut out = String::with_capacity(s.len());

@@ -17,6 +17,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::redact::rule::{Provider, Rule};
+
 /// Splits a member name into lowercase words: camelCase, snake_case, kebab-case, dots.
 pub(crate) fn words(name: &str) -> Vec<String> {
     let chars: Vec<char> = name.chars().collect();
@@ -214,8 +216,8 @@ enum Part {
 
 /// One provider's key format: `prefix` then `body` (both regex syntax).
 struct KeyFormat {
-    /// What `redact --check` calls it.
-    rule: &'static str,
+    /// Whose format it is (what `redact --check` calls it).
+    provider: Provider,
     prefix: &'static str,
     body: &'static str,
     check: Check,
@@ -244,20 +246,20 @@ impl KeyFormat {
         assert!(
             !literal.contains(['\\', '(', '[', '?', '|', '*', '+', '{']),
             "the prefix of {} is a pattern: give its literals",
-            self.rule
+            self.provider.name()
         );
         vec![literal]
     }
 }
 
 const fn key(
-    rule: &'static str,
+    provider: &'static str,
     prefix: &'static str,
     body: &'static str,
     check: Check,
 ) -> KeyFormat {
     KeyFormat {
-        rule,
+        provider: Provider::new(provider),
         prefix,
         body,
         check,
@@ -267,9 +269,9 @@ const fn key(
     }
 }
 
-const fn after(rule: &'static str, prefix: &'static str, body: &'static str) -> KeyFormat {
+const fn after(provider: &'static str, prefix: &'static str, body: &'static str) -> KeyFormat {
     KeyFormat {
-        rule,
+        provider: Provider::new(provider),
         prefix,
         body,
         check: Check::Random,
@@ -280,13 +282,13 @@ const fn after(rule: &'static str, prefix: &'static str, body: &'static str) -> 
 }
 
 const fn inner(
-    rule: &'static str,
+    provider: &'static str,
     needle: &'static str,
     body: &'static str,
     check: Check,
 ) -> KeyFormat {
     KeyFormat {
-        rule,
+        provider: Provider::new(provider),
         prefix: "",
         body,
         check,
@@ -376,7 +378,7 @@ static KEY_FORMATS: &[KeyFormat] = &[
 
 /// A compiled generic shape and the capture group holding the secret (0: the whole match).
 struct Shape {
-    name: &'static str,
+    rule: Rule,
     re: Regex,
     group: usize,
 }
@@ -385,9 +387,9 @@ fn compile(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid built-in pattern")
 }
 
-fn shape(name: &'static str, pattern: &str, group: usize) -> Shape {
+fn shape(rule: Rule, pattern: &str, group: usize) -> Shape {
     Shape {
-        name,
+        rule,
         re: compile(pattern),
         group,
     }
@@ -397,27 +399,27 @@ fn shape(name: &'static str, pattern: &str, group: usize) -> Shape {
 static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
     vec![
         shape(
-            "bearer credential",
+            Rule::Bearer,
             r"(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)",
             1,
         ),
         shape(
-            "basic credential",
+            Rule::Basic,
             r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{12,}={0,2})(?:[^A-Za-z0-9+/=.\-]|$)",
             1,
         ),
         shape(
-            "JWT",
+            Rule::Jwt,
             r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
             0,
         ),
         shape(
-            "URL user:password",
+            Rule::UrlUserInfo,
             r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@\x22']*:[^/\s\x22']*)@",
             1,
         ),
         shape(
-            "PEM private key",
+            Rule::PemPrivateKey,
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
             0,
         ),
@@ -474,9 +476,9 @@ fn is_word(b: u8) -> bool {
 
 /// A bearer or basic token must look like one — a digit or a capital inside it — so that
 /// "Basic information" stays prose.
-fn plausible(rule: &str, s: &str) -> bool {
+fn plausible(rule: Rule, s: &str) -> bool {
     match rule {
-        "bearer credential" | "basic credential" => {
+        Rule::Bearer | Rule::Basic => {
             s.chars().any(|c| c.is_ascii_digit())
                 || s.chars().skip(1).any(|c| c.is_ascii_uppercase())
         }
@@ -486,13 +488,13 @@ fn plausible(rule: &str, s: &str) -> bool {
 
 /// Appends the byte spans of `s` that the shape rules (generic and provider) call
 /// secrets, each with its rule's name. Spans may overlap; the caller merges them.
-pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, &'static str)>) {
+pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, Rule)>) {
     for shape in SHAPES.iter() {
         for caps in shape.re.captures_iter(s) {
             if let Some(m) = caps.get(shape.group)
-                && plausible(shape.name, m.as_str())
+                && plausible(shape.rule, m.as_str())
             {
-                spans.push((m.start(), m.end(), shape.name));
+                spans.push((m.start(), m.end(), shape.rule));
             }
         }
     }
@@ -534,7 +536,7 @@ pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, &'static str)>) {
                 Part::Whole => at,
                 Part::Body => at + body.start(),
             };
-            spans.push((start, at + whole.end(), k.rule));
+            spans.push((start, at + whole.end(), Rule::Key(k.provider)));
             read_to = at + whole.end();
         }
     }
@@ -545,18 +547,23 @@ pub fn shape_spans(s: &str, spans: &mut Vec<(usize, usize, &'static str)>) {
         }
         for m in re.find_iter(s) {
             if k.check.passes(m.as_str(), m.as_str()) {
-                spans.push((m.start(), m.end(), k.rule));
+                spans.push((m.start(), m.end(), Rule::Key(k.provider)));
             }
         }
     }
 }
 
+/// The distinct providers the key formats cover.
+pub fn key_providers() -> Vec<Provider> {
+    let mut all: Vec<Provider> = KEY_FORMATS.iter().map(|k| k.provider).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
 /// The distinct provider names the key formats cover (for docs and tests).
 pub fn providers() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = KEY_FORMATS.iter().map(|k| k.rule).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
+    key_providers().into_iter().map(Provider::name).collect()
 }
 
 #[cfg(test)]

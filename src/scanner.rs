@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use crate::depth::{MAX_JSON_DEPTH, string_end};
-use crate::redact::{Finding, Redactor, is_secret_name};
+use crate::redact::{Finding, Redactor, Rule, is_secret_name};
 
 /// How deep JSON carried in strings is followed.
 const MAX_NESTED_JSON: usize = 4;
@@ -199,7 +199,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
     }
 
     /// Replaces `src[a..b]` with `with` (or, when checking, notes a finding).
-    fn replace(&mut self, a: usize, b: usize, with: &str, rule: &'static str) {
+    fn replace(&mut self, a: usize, b: usize, with: &str, rule: Rule) {
         if self.findings.is_some() {
             let path = self.path_text();
             if let Some(found) = self.findings.as_deref_mut() {
@@ -366,7 +366,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             Some(&c) => {
                 let (a, b) = (self.pos, self.value_end(self.pos));
                 if self.secret > 0 && !matches!(c, b't' | b'f' | b'n') {
-                    self.replace(a, b, "\"[REDACTED]\"", "credential name");
+                    self.replace(a, b, "\"[REDACTED]\"", Rule::CredentialName);
                 }
                 self.pos = b.max(self.pos + 1);
                 true
@@ -418,7 +418,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             let (a, b) = (self.pos, self.value_end(self.pos));
             let already = self.slice(a, b) == "\"[REDACTED]\"";
             if !already {
-                self.replace(a, b, "\"[REDACTED]\"", "credential name");
+                self.replace(a, b, "\"[REDACTED]\"", Rule::CredentialName);
             }
             self.pos = b;
             self.pop_path();
@@ -431,7 +431,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
         let raw = self.slice(a, b);
         if self.secret > 0 {
             if raw != "\"[REDACTED]\"" {
-                self.replace(a, b, "\"[REDACTED]\"", "credential name");
+                self.replace(a, b, "\"[REDACTED]\"", Rule::CredentialName);
             }
             return;
         }
@@ -473,7 +473,7 @@ impl<'r, 'a, 'f> Walk<'r, 'a, 'f> {
             walk.value(nesting + 1);
             if let Cow::Owned(text) = walk.finish() {
                 let quoted = serde_json::to_string(&text).expect("a string serializes");
-                self.replace(a, b, &quoted, "credential in JSON text");
+                self.replace(a, b, &quoted, Rule::CredentialInJsonText);
             }
             return;
         }

@@ -123,7 +123,7 @@ impl Conversation<'_> {
                     Some(Tap::start(
                         writer,
                         self.server.to_owned(),
-                        new_conn_id(),
+                        new_conn_id()?,
                         recording.redactor,
                     )),
                     report,

@@ -105,7 +105,7 @@ impl cli::Proxy {
                     "mcptape: recording server `{server}` into `{}` ({source})",
                     tape.display()
                 );
-                let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
+                let tap = Tap::start(writer, server.clone(), new_conn_id()?, recording.redactor);
                 let code = runtime.block_on(self.upstream(Some(tap.handle())));
                 let finished = tap.finish();
                 if let Some(err) = &finished.error {

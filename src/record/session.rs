@@ -44,7 +44,7 @@ impl RecordSession {
         let tap = Tap::start(
             writer,
             server.to_owned(),
-            new_conn_id(),
+            new_conn_id()?,
             recording.redactor.clone(),
         );
         Ok(RecordSession {

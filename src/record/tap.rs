@@ -29,7 +29,7 @@ use crate::redact::Redactor;
 use crate::tape::TapeWriter;
 use crate::tape::close::Close;
 use crate::tape::format::{self, Direction, Meta};
-use crate::tape::lifecycle::LifecycleKind;
+use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
 
 /// How many bytes of an over-long line are kept in its `$transport/oversize` entry.
 pub const OVERSIZE_PREFIX_BYTES: usize = 1024;
@@ -79,12 +79,10 @@ pub struct TapHandle {
 /// traffic) the live path waits, so that memory stays flat however long the session.
 pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 
-/// A fresh connection id: random hex, then `-1` (one connection per proxy process).
-pub fn new_conn_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    format!("{:08x}-1", h.finish() as u32)
+/// A fresh connection id: random hex, then `-1` (one connection per proxy process); see
+/// [`crate::ids::conn_id`].
+pub fn new_conn_id() -> Result<String, TapeError> {
+    Ok(crate::ids::conn_id()?)
 }
 
 impl Tap {
@@ -210,14 +208,17 @@ impl TapHandle {
 
     /// Records a forwarded line that was longer than the framing maximum.
     pub fn oversize(&self, dir: Direction, len: usize, prefix: &[u8]) {
-        self.lifecycle(
-            LifecycleKind::Oversize,
-            json!({
-                "dir": dir.as_str(),
-                "bytes": len,
-                "prefix": String::from_utf8_lossy(prefix),
-            }),
-        );
+        self.record(&Lifecycle::Oversize(Oversize {
+            dir: Some(dir),
+            bytes: Some(len as u64),
+            prefix: Some(String::from_utf8_lossy(prefix).into_owned()),
+        }));
+    }
+
+    /// Records a typed lifecycle event.
+    pub fn record(&self, event: &Lifecycle) {
+        let (kind, params) = event.event();
+        self.lifecycle(kind, params);
     }
 
     /// Records a lifecycle event (`$transport/start`, `$http/status`, …).
@@ -289,9 +290,10 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
         for line in lines {
             if let Err(e) = writer.append(&line) {
                 if let TapeError::Full { max, .. } = &e {
-                    let cut = format::encode_lifecycle(
-                        LifecycleKind::Truncated.as_str(),
-                        &json!({"maxBytes": max}),
+                    let cut = format::encode_event(
+                        &Lifecycle::Truncated(Truncated {
+                            max_bytes: Some(*max),
+                        }),
                         &entries.meta(Direction::Lifecycle, SystemTime::now(), None),
                     );
                     let _ = writer.append_past_limit(&cut);
@@ -353,8 +355,7 @@ impl Entries {
                 params["command"] = json!(self.redactor.argv(&argv));
             }
         }
-        let message =
-            json!({"jsonrpc": "2.0", "method": kind.as_str(), "params": params}).to_string();
+        let message = format::lifecycle_message(kind.as_str(), &params);
         self.line(
             message.as_bytes(),
             &self.meta(Direction::Lifecycle, ts, None),
@@ -364,11 +365,12 @@ impl Entries {
 
 fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
     let invalid = |dir: Direction, ts, text: &[u8]| {
-        entries.lifecycle(
-            &LifecycleKind::Invalid,
-            &json!({"dir": dir.as_str(), "text": String::from_utf8_lossy(text)}),
-            ts,
-        )
+        let (kind, params) = Lifecycle::Invalid(Invalid {
+            dir: Some(dir),
+            text: String::from_utf8_lossy(text).into_owned(),
+        })
+        .event();
+        entries.lifecycle(&kind, &params, ts)
     };
     match event {
         Event::Finish => Vec::new(),

@@ -9,6 +9,12 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::tape::close::Close;
+use crate::tape::lifecycle::{
+    Invalid, Lifecycle, LifecycleKind, Oversize, Start, StreamState, Truncated,
+};
 
 /// Which way an entry went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,9 +120,180 @@ pub fn encode(message: &[u8], meta: &Meta) -> Vec<u8> {
 }
 
 /// Builds the line of a lifecycle entry: a `$…` notification with `params`.
-pub fn encode_lifecycle(method: &str, params: &serde_json::Value, meta: &Meta) -> Vec<u8> {
-    let message = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});
-    encode(message.to_string().as_bytes(), meta)
+pub fn encode_lifecycle(method: &str, params: &Value, meta: &Meta) -> Vec<u8> {
+    encode(lifecycle_message(method, params).as_bytes(), meta)
+}
+
+/// The message of a lifecycle entry, `_meta` not yet appended: the one spelling of a
+/// `$…` notification (the tap redacts it, then appends `_meta`).
+pub fn lifecycle_message(method: &str, params: &Value) -> String {
+    json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()
+}
+
+/// Builds the line of a typed lifecycle entry.
+pub fn encode_event(event: &Lifecycle, meta: &Meta) -> Vec<u8> {
+    encode_lifecycle(event.kind().as_str(), &event.params(), meta)
+}
+
+/// The one serialiser of lifecycle entries: each known event ⇄ its method and `params`.
+/// Member names and their order are the tape format's (`docs/FORMAT.md`); a close's
+/// members are [`Close::params`]'.
+impl Lifecycle {
+    /// The event's method.
+    pub fn kind(&self) -> LifecycleKind {
+        match self {
+            Lifecycle::Start(_) => LifecycleKind::Start,
+            Lifecycle::Close(_) => LifecycleKind::Close,
+            Lifecycle::Invalid(_) => LifecycleKind::Invalid,
+            Lifecycle::Truncated(_) => LifecycleKind::Truncated,
+            Lifecycle::Oversize(_) => LifecycleKind::Oversize,
+            Lifecycle::HttpSession { .. } => LifecycleKind::HttpSession,
+            Lifecycle::HttpStatus { .. } => LifecycleKind::HttpStatus,
+            Lifecycle::HttpError { .. } => LifecycleKind::HttpError,
+            Lifecycle::HttpStream(_) => LifecycleKind::HttpStream,
+            Lifecycle::HttpResume { .. } => LifecycleKind::HttpResume,
+            Lifecycle::HttpCancelled { .. } => LifecycleKind::HttpCancelled,
+            Lifecycle::Other(kind) => kind.clone(),
+        }
+    }
+
+    /// The event's `params`, as written on the tape.
+    pub fn params(&self) -> Value {
+        match self {
+            Lifecycle::Start(start) => start_params(start),
+            Lifecycle::Close(close) => close.params(),
+            Lifecycle::Invalid(Invalid { dir, text }) => {
+                let mut params = Map::new();
+                if let Some(dir) = dir {
+                    params.insert("dir".into(), json!(dir.as_str()));
+                }
+                params.insert("text".into(), json!(text));
+                Value::Object(params)
+            }
+            Lifecycle::Truncated(Truncated { max_bytes }) => match max_bytes {
+                Some(max) => json!({"maxBytes": max}),
+                None => json!({}),
+            },
+            Lifecycle::Oversize(o) => oversize_params(o),
+            Lifecycle::HttpSession { session_id } => json!({"sessionId": session_id}),
+            Lifecycle::HttpStatus { status, body } => json!({"status": status, "body": body}),
+            Lifecycle::HttpError { url, error } => json!({"url": url, "error": error}),
+            Lifecycle::HttpStream(state) => json!({"state": state.as_str()}),
+            Lifecycle::HttpResume { last_event_id } => json!({"lastEventId": last_event_id}),
+            Lifecycle::HttpCancelled { reason } => json!({"reason": reason}),
+            Lifecycle::Other(_) => json!({}),
+        }
+    }
+
+    /// The event as an upstream reports it to the layers (`crate::upstream::Event`):
+    /// its kind and its `params`.
+    pub fn event(&self) -> (LifecycleKind, Value) {
+        (self.kind(), self.params())
+    }
+
+    /// Reads an event of this kind from its `params`; a known kind whose params do not
+    /// have its shape reads as [`Lifecycle::Other`].
+    pub fn read(kind: LifecycleKind, params: &Value) -> Lifecycle {
+        let text = |name: &str| params[name].as_str().map(str::to_owned);
+        let typed = match &kind {
+            LifecycleKind::Start => Some(Lifecycle::Start(read_start(params))),
+            LifecycleKind::Close => Some(Lifecycle::Close(Close::from_params(params))),
+            LifecycleKind::Invalid => text("text").map(|text| {
+                Lifecycle::Invalid(Invalid {
+                    dir: read_dir(params),
+                    text,
+                })
+            }),
+            LifecycleKind::Truncated => Some(Lifecycle::Truncated(Truncated {
+                max_bytes: params["maxBytes"].as_u64(),
+            })),
+            LifecycleKind::Oversize => Some(Lifecycle::Oversize(Oversize {
+                dir: read_dir(params),
+                bytes: params["bytes"].as_u64(),
+                prefix: text("prefix"),
+            })),
+            LifecycleKind::HttpSession => {
+                text("sessionId").map(|session_id| Lifecycle::HttpSession { session_id })
+            }
+            LifecycleKind::HttpStatus => params["status"]
+                .as_u64()
+                .and_then(|s| u16::try_from(s).ok())
+                .zip(text("body"))
+                .map(|(status, body)| Lifecycle::HttpStatus { status, body }),
+            LifecycleKind::HttpError => text("url")
+                .zip(text("error"))
+                .map(|(url, error)| Lifecycle::HttpError { url, error }),
+            LifecycleKind::HttpStream => match params["state"].as_str() {
+                Some("open") => Some(Lifecycle::HttpStream(StreamState::Open)),
+                Some("closed") => Some(Lifecycle::HttpStream(StreamState::Closed)),
+                _ => None,
+            },
+            LifecycleKind::HttpResume => {
+                text("lastEventId").map(|last_event_id| Lifecycle::HttpResume { last_event_id })
+            }
+            LifecycleKind::HttpCancelled => {
+                text("reason").map(|reason| Lifecycle::HttpCancelled { reason })
+            }
+            LifecycleKind::Other(_) => None,
+        };
+        typed.unwrap_or(Lifecycle::Other(kind))
+    }
+}
+
+/// `send` or `recv` from a lifecycle entry's `dir` (never `lifecycle`).
+fn read_dir(params: &Value) -> Option<Direction> {
+    params["dir"]
+        .as_str()
+        .and_then(Direction::parse)
+        .filter(|d| *d != Direction::Lifecycle)
+}
+
+fn start_params(start: &Start) -> Value {
+    let mut params = Map::new();
+    if let Some(command) = &start.command {
+        params.insert("command".into(), json!(command));
+    }
+    if let Some(pid) = start.pid {
+        params.insert("pid".into(), json!(pid));
+    }
+    if let Some(url) = &start.url {
+        params.insert("url".into(), json!(url));
+    }
+    if start.front {
+        params.insert("front".into(), json!("http"));
+    }
+    if start.redaction_off {
+        params.insert("redaction".into(), json!("off"));
+    }
+    Value::Object(params)
+}
+
+fn read_start(params: &Value) -> Start {
+    Start {
+        command: params["command"].as_array().map(|argv| {
+            argv.iter()
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect()
+        }),
+        pid: params["pid"].as_u64().and_then(|p| u32::try_from(p).ok()),
+        url: params["url"].as_str().map(str::to_owned),
+        front: params["front"] == "http",
+        redaction_off: params["redaction"] == "off",
+    }
+}
+
+fn oversize_params(o: &Oversize) -> Value {
+    let mut params = Map::new();
+    if let Some(dir) = o.dir {
+        params.insert("dir".into(), json!(dir.as_str()));
+    }
+    if let Some(bytes) = o.bytes {
+        params.insert("bytes".into(), json!(bytes));
+    }
+    if let Some(prefix) = &o.prefix {
+        params.insert("prefix".into(), json!(prefix));
+    }
+    Value::Object(params)
 }
 
 /// The parts of a decoded line.
@@ -223,6 +400,9 @@ pub fn decode_cut(line: &str) -> Result<(Meta, Cut), String> {
 pub fn timestamp(t: std::time::SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
+
+#[cfg(test)]
+mod lifecycle_tests;
 
 #[cfg(test)]
 mod tests {

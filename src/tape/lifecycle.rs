@@ -112,61 +112,130 @@ impl std::fmt::Display for LifecycleKind {
     }
 }
 
-/// One lifecycle entry, typed.
+/// One lifecycle entry, typed: what each known `$…` event says. Written and read in one
+/// place, [`crate::tape::format`] ([`Lifecycle::params`], [`Lifecycle::read`]); a known
+/// event whose params do not have its shape (a hand-edited or newer tape) reads as
+/// [`Lifecycle::Other`], kept as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lifecycle {
     /// `$transport/start`: a connection opens.
-    Start,
+    Start(Start),
     /// `$transport/close`: the connection ended, for this reason, with this status.
     Close(Close),
+    /// `$transport/invalid`: a line that was not a JSON-RPC message, its text kept.
+    Invalid(Invalid),
     /// `$tape/truncated`: the tape reached its size limit; nothing after it was recorded.
-    Truncated,
+    Truncated(Truncated),
     /// `$transport/oversize`: a message too long to record; the tape lost it.
     Oversize(Oversize),
-    /// Any other event (`$transport/invalid`, `$note`, `$http/…`), kept.
+    /// `$http/session`: the server gave or changed the session id.
+    HttpSession {
+        /// The `Mcp-Session-Id`.
+        session_id: String,
+    },
+    /// `$http/status`: an HTTP answer other than 200/202.
+    HttpStatus {
+        /// The status code.
+        status: u16,
+        /// The answer's body, as text.
+        body: String,
+    },
+    /// `$http/error`: the server could not be reached, a stream was cut, an answer too big.
+    HttpError {
+        /// The server's URL.
+        url: String,
+        /// What went wrong, for people.
+        error: String,
+    },
+    /// `$http/stream`: an SSE stream opened or closed.
+    HttpStream(StreamState),
+    /// `$http/resume`: an SSE stream is resumed with `Last-Event-ID`.
+    HttpResume {
+        /// The id of the last event received.
+        last_event_id: String,
+    },
+    /// `$http/cancelled`: a client of the HTTP front closed its stream mid-answer.
+    HttpCancelled {
+        /// Why, for people.
+        reason: String,
+    },
+    /// Any other event (`$note`, a newer writer's events), or a known one of another
+    /// shape, kept.
     Other(LifecycleKind),
 }
 
 impl Lifecycle {
     /// The typed event of a lifecycle entry; `None` for a message.
     pub fn of(entry: &Entry) -> Option<Lifecycle> {
-        Some(match LifecycleKind::of(entry)? {
-            LifecycleKind::Start => Lifecycle::Start,
-            LifecycleKind::Close => {
-                Lifecycle::Close(Close::from_params(&entry.message.value()["params"]))
-            }
-            LifecycleKind::Truncated => Lifecycle::Truncated,
-            LifecycleKind::Oversize => {
-                Lifecycle::Oversize(Oversize::from_params(&entry.message.value()["params"]))
-            }
-            other => Lifecycle::Other(other),
-        })
+        let kind = LifecycleKind::of(entry)?;
+        Some(Lifecycle::read(kind, &entry.message.value()["params"]))
+    }
+}
+
+/// What a `$transport/start` entry says: the server's command (and pid) or URL. Every
+/// member is optional: mcporter's tapes and hand-written ones may give none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Start {
+    /// The server's command line (credential flags redacted by the tap).
+    pub command: Option<Vec<String>>,
+    /// The server process's id.
+    pub pid: Option<u32>,
+    /// The remote server's URL.
+    pub url: Option<String>,
+    /// True when the HTTP front recorded it (`"front": "http"`).
+    pub front: bool,
+    /// True when the tape was recorded without redaction (`"redaction": "off"`).
+    pub redaction_off: bool,
+}
+
+/// What a `$transport/invalid` entry says: a line that was not a JSON-RPC message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// The side that sent it; `None` when the entry names neither.
+    pub dir: Option<Direction>,
+    /// Its text (invalid UTF-8 replaced).
+    pub text: String,
+}
+
+/// What a `$tape/truncated` entry says: the size limit the tape reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Truncated {
+    /// `record --max-bytes`, when the entry gives it.
+    pub max_bytes: Option<u64>,
+}
+
+/// An SSE stream's state change (`$http/stream`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamState {
+    /// `"open"`.
+    Open,
+    /// `"closed"`.
+    Closed,
+}
+
+impl StreamState {
+    /// The word written on the tape.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamState::Open => "open",
+            StreamState::Closed => "closed",
+        }
     }
 }
 
 /// What a `$transport/oversize` entry says: which way the lost message went, and its size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Oversize {
     /// `send` (a client message) or `recv` (a server message); `None` when the entry
     /// names neither (a hand-edited tape): then either side may have lost it.
     pub dir: Option<Direction>,
     /// The line's length without `\n`, when the entry gives it.
     pub bytes: Option<u64>,
+    /// The line's first bytes (invalid UTF-8 replaced), when the entry gives them.
+    pub prefix: Option<String>,
 }
 
 impl Oversize {
-    /// Reads the `params` of a `$transport/oversize` entry.
-    pub fn from_params(params: &serde_json::Value) -> Oversize {
-        let dir = params["dir"]
-            .as_str()
-            .and_then(Direction::parse)
-            .filter(|d| *d != Direction::Lifecycle);
-        Oversize {
-            dir,
-            bytes: params["bytes"].as_u64(),
-        }
-    }
-
     /// True when the lost message may have been the client's.
     pub fn from_client(&self) -> bool {
         self.dir != Some(Direction::Recv)

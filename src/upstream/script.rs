@@ -134,7 +134,7 @@ impl Ending {
             last = e.line;
             match Lifecycle::of(e) {
                 Some(Lifecycle::Close(close)) => return Ending::Closed(close),
-                Some(Lifecycle::Truncated) => return Ending::Truncated(e.line),
+                Some(Lifecycle::Truncated(_)) => return Ending::Truncated(e.line),
                 Some(Lifecycle::Oversize(o)) if o.from_client() => {
                     return Ending::LostClient(e.line, o);
                 }
@@ -423,6 +423,7 @@ mod tests {
         let some = Oversize {
             dir: Some(Direction::Recv),
             bytes: Some(9),
+            prefix: None,
         };
         // A lost server message: an answer to what came before it, not an ending.
         let t = tape(&[call.clone(), lost(r#""dir":"recv","#), close.clone()]);
