@@ -332,7 +332,9 @@ impl cli::Proxy {
                     .iter()
                     .map(|h| http::parse_header(h))
                     .collect::<Result<Vec<_>>>()?;
-                http::relay(url, headers, tap, self.max_line_bytes).await
+                let layers = crate::layer::Layers::new()
+                    .push_some(tap.map(crate::layer::tap::TapLayer::new));
+                http::relay(url, headers, layers, self.max_line_bytes).await
             }
             None => relay(&self.command, tap, self.max_line_bytes).await,
         }
