@@ -247,3 +247,6 @@ async fn listen(remote: Remote, out: mpsc::UnboundedSender<Incoming>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
