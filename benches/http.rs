@@ -165,9 +165,9 @@ fn main() {
 mod drive {
     use bytes::Bytes;
     use mcptape::message::Message;
+    use mcptape::tape::close::CloseReason;
     use mcptape::upstream::http::{HttpLink, Remote};
     use mcptape::upstream::{Incoming, Link};
-    use mcptape::tape::close::CloseReason;
 
     pub const NAME: &str = "HttpLink";
 

@@ -26,8 +26,8 @@ use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::http::{self, HttpLink, Remote};
-use crate::upstream::{Incoming, Link as _};
 use crate::upstream::pick::Picker;
+use crate::upstream::{Incoming, Link as _};
 use crate::verdict::Verdict;
 
 /// The protocol version the client asks for.

@@ -24,6 +24,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::endings::{END_GRACE, Endings};
+use crate::error::HttpError;
 use crate::error::{Error, Result};
 use crate::guard::{Guard, Rejection};
 use crate::idle::{Activity, Reaper};
@@ -34,7 +35,6 @@ use crate::record::tap::{Tap, TapHandle, new_conn_id};
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::{Direction, ServerTape, TapeWriter};
-use crate::error::HttpError;
 use crate::upstream::Incoming as Upstream;
 use crate::upstream::http::{Posted, Remote, error_for};
 use crate::upstream::pick::Picker;
@@ -139,7 +139,13 @@ impl State {
                     }
                     None => None,
                 };
-                (Some(Arc::new(Remote::new(url, headers.clone()).map_err(crate::upstream::http::http_usage)?)), tap)
+                (
+                    Some(Arc::new(
+                        Remote::new(url, headers.clone())
+                            .map_err(crate::upstream::http::http_usage)?,
+                    )),
+                    tap,
+                )
             }
             Source::Replay { .. } => (None, None),
         };

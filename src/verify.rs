@@ -320,7 +320,10 @@ impl Wire {
                 drop(stdin);
                 let _ = server.stop().await;
             }
-            Wire::Http(link) => drop(link.close(crate::tape::close::CloseReason::ClientClosedStdin).await),
+            Wire::Http(link) => drop(
+                link.close(crate::tape::close::CloseReason::ClientClosedStdin)
+                    .await,
+            ),
         }
     }
 }

@@ -162,7 +162,8 @@ impl Remote {
                 body: body.slice(..body.len().min(FAILED_BODY_BYTES)),
             });
         }
-        Ok(Posted::Answer(Answer::new(self.clone(), msg, resp, session)))
+        let answer = Answer::new(self.clone(), msg, resp, session);
+        Ok(Posted::Answer(Box::new(answer)))
     }
 
     /// The server could not be reached: the HTTP client's words, with their causes.

@@ -30,7 +30,7 @@ pub enum Posted {
         session: Option<Event>,
     },
     /// A 2xx with messages to read.
-    Answer(Answer),
+    Answer(Box<Answer>),
 }
 
 /// One answer under way: a JSON body or an event stream, read message by message.
@@ -76,7 +76,10 @@ impl Answer {
                 .flatten(),
             initialize: request.method() == Some("initialize"),
             body: Body::Done,
-            ready: session.into_iter().map(|e| Ok(Incoming::Event(e))).collect(),
+            ready: session
+                .into_iter()
+                .map(|e| Ok(Incoming::Event(e)))
+                .collect(),
             from: None,
             resumptions: 0,
             listening: false,

@@ -41,25 +41,27 @@ async fn server(
             };
             let (reply, seen_tx) = (Arc::clone(&reply), seen_tx.clone());
             tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let (reply, seen_tx) = (Arc::clone(&reply), seen_tx.clone());
-                    async move {
-                        let method = req.method().clone();
-                        let last_event_id = req
-                            .headers()
-                            .get("last-event-id")
-                            .and_then(|v| v.to_str().ok())
-                            .map(str::to_owned);
-                        let body = req.into_body().collect().await.expect("body").to_bytes();
-                        let seen = Seen {
-                            method,
-                            last_event_id,
-                            body: String::from_utf8_lossy(&body).into_owned(),
-                        };
-                        let _ = seen_tx.send(seen.clone());
-                        Ok::<_, Infallible>(reply(seen).await)
-                    }
-                });
+                let service = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (reply, seen_tx) = (Arc::clone(&reply), seen_tx.clone());
+                        async move {
+                            let method = req.method().clone();
+                            let last_event_id = req
+                                .headers()
+                                .get("last-event-id")
+                                .and_then(|v| v.to_str().ok())
+                                .map(str::to_owned);
+                            let body = req.into_body().collect().await.expect("body").to_bytes();
+                            let seen = Seen {
+                                method,
+                                last_event_id,
+                                body: String::from_utf8_lossy(&body).into_owned(),
+                            };
+                            let _ = seen_tx.send(seen.clone());
+                            Ok::<_, Infallible>(reply(seen).await)
+                        }
+                    },
+                );
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                     .await;
@@ -98,7 +100,8 @@ fn done(r: Response<Body>) -> Reply {
 
 const REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#;
-const PROGRESS: &str = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+const PROGRESS: &str =
+    r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 fn msg(text: &str) -> Message {
@@ -241,10 +244,8 @@ async fn a_stream_closed_before_its_answer_is_resumed_with_last_event_id() {
 
 #[tokio::test]
 async fn an_unanswered_request_is_refused_once_its_stream_ends() {
-    let (url, _seen) = server(move |_| {
-        done(sse(&["data: \n\n"], futures_util::stream::empty()))
-    })
-    .await;
+    let (url, _seen) =
+        server(move |_| done(sse(&["data: \n\n"], futures_util::stream::empty()))).await;
     let mut link = link(&url);
     link.send(msg(REQUEST)).await.expect("sent");
     loop {
