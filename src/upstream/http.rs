@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::error::{Error, HttpError, Result};
+use crate::error::{Error, HttpError, LinkError, Result};
 use crate::layer::{Layered, Layers};
 use crate::message::Message;
 use crate::process::Signals;
@@ -41,6 +41,7 @@ use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::LifecycleKind;
 pub use crate::upstream::Event;
 pub use crate::upstream::sse::{Resumption, Sse};
+use crate::upstream::{Closed, Incoming, Link};
 
 pub mod answer;
 pub mod link;
@@ -323,9 +324,49 @@ pub async fn relay(
     let shutdown = async move { CloseReason::Signal(signals.recv().await) };
     let stdin = crate::downstream::stdio::stdin();
     let stdout = crate::downstream::stdio::stdout();
-    let link = Layered::new(link, layers);
+    let link = Layered::new(Refusals(link), layers);
     crate::downstream::pump::serve(link, stdin, stdout, max_line, shutdown).await?;
     Ok(0)
+}
+
+/// A link whose refusals of requests come out as the JSON-RPC errors a stdio client is
+/// given ([`error_for`]), so that the layers — the tap — see them as the client does and
+/// a replay gives the same answer. A refused notification or answer has nobody to tell.
+struct Refusals(HttpLink);
+
+impl Link for Refusals {
+    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
+        self.0.send(msg).await
+    }
+
+    fn started(&self) -> Option<Event> {
+        self.0.started()
+    }
+
+    async fn next(&mut self) -> Option<Incoming> {
+        loop {
+            match self.0.next().await? {
+                Incoming::Refused { request, error } => {
+                    if let Some(line) = error_for(&request, &error.to_string()) {
+                        return Some(Incoming::Message(Message::new(line)));
+                    }
+                }
+                other => return Some(other),
+            }
+        }
+    }
+
+    async fn oversize(&mut self, len: usize, prefix: bytes::Bytes) {
+        self.0.oversize(len, prefix).await;
+    }
+
+    async fn end_input(&mut self) {
+        self.0.end_input().await;
+    }
+
+    async fn close(self, reason: CloseReason) -> Result<Closed> {
+        self.0.close(reason).await
+    }
 }
 
 /// An HTTP client that cannot be set up is a configuration problem.

@@ -117,6 +117,14 @@ impl Link for HttpLink {
         }
     }
 
+    async fn oversize(&mut self, len: usize, _prefix: bytes::Bytes) {
+        // Too long to hold: never sent whole.
+        crate::term::eprintln_escaped!(
+            "mcptape: warning: a client line of {len} bytes, over the maximum, was not sent to `{}`",
+            self.remote.url()
+        );
+    }
+
     async fn end_input(&mut self) {
         // The worker finishes the queue, then waits for what is under way.
         self.queue = None;

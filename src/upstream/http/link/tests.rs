@@ -377,3 +377,41 @@ async fn after_end_input_what_is_under_way_still_comes_then_none() {
         Ok(Closed::Remote)
     ));
 }
+
+/// A layer that keeps the server messages it is shown.
+struct Watch(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl crate::layer::Layer for Watch {
+    fn server(&mut self, msg: Message) -> crate::layer::Step {
+        self.0.lock().expect("lock").push(msg.text().to_owned());
+        crate::layer::Step::Pass(msg)
+    }
+}
+
+#[tokio::test]
+async fn on_stdio_a_refused_request_reaches_the_layers_as_the_clients_error() {
+    let (url, _seen) = server(|_| done(status(404, "gone"))).await;
+    let shown = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let layers = crate::layer::Layers::new().push(Watch(Arc::clone(&shown)));
+    let mut link = crate::layer::Layered::new(super::super::Refusals(link(&url)), layers);
+    link.send(msg(REQUEST)).await.expect("sent");
+    let got = tokio::time::timeout(Duration::from_secs(10), link.next())
+        .await
+        .expect("within the deadline");
+    let Some(Incoming::Message(error)) = got else {
+        panic!("{got:?}");
+    };
+    let v = error.value();
+    assert_eq!(
+        (v["id"].as_i64(), v["error"]["code"].as_i64()),
+        (Some(1), Some(-32000))
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .expect("text")
+            .contains("HTTP 404"),
+        "{v}"
+    );
+    assert_eq!(*shown.lock().expect("lock"), [error.text().to_owned()]);
+}
