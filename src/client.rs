@@ -24,8 +24,9 @@ use crate::record::tap::TapHandle;
 use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;
-use crate::upstream::http::Remote;
+use crate::upstream::http::{self, HttpLink, Remote};
 use crate::upstream::pick::Picker;
+use crate::upstream::{Incoming, Link as _};
 use crate::verdict::Verdict;
 
 /// The protocol version the client asks for.
@@ -63,18 +64,11 @@ enum Link {
         queue: VecDeque<Vec<u8>>,
     },
     Http {
-        remote: std::sync::Arc<Remote>,
-        /// Messages and HTTP facts from every POST under way, as they arrive.
-        tx: tokio::sync::mpsc::UnboundedSender<Incoming>,
-        rx: tokio::sync::mpsc::UnboundedReceiver<Incoming>,
+        /// The session; messages and HTTP facts from every POST under way come out of
+        /// it as they arrive.
+        link: Box<HttpLink>,
         tap: Option<TapHandle>,
     },
-}
-
-/// What a POST's answer brings, in order.
-enum Incoming {
-    Message(Vec<u8>),
-    Event(crate::upstream::http::Event),
 }
 
 /// How a session ended.
@@ -106,16 +100,16 @@ impl Session {
         max_line: usize,
     ) -> crate::error::Result<Session> {
         if let Some(url) = &entry.url {
-            let remote = Remote::new(url, entry.headers.clone())?;
-            if let Some(tap) = &tap {
-                tap.lifecycle(LifecycleKind::Start, json!({"url": url}));
+            let remote = Remote::new(url, entry.headers.clone()).map_err(http::http_usage)?;
+            let link = HttpLink::new(remote);
+            if let Some(tap) = &tap
+                && let Some((kind, params)) = link.started()
+            {
+                tap.lifecycle(kind, params);
             }
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             return Ok(Session {
                 link: Link::Http {
-                    remote: std::sync::Arc::new(remote),
-                    tx,
-                    rx,
+                    link: Box::new(link),
                     tap,
                 },
                 name: name.to_owned(),
@@ -196,38 +190,14 @@ impl Session {
                 let out = engine.on_client(framing::content(line.as_bytes()));
                 queue.extend(out.into_iter().map(|o| o.line));
             }
-            Link::Http {
-                remote, tx, tap, ..
-            } => {
+            Link::Http { link, tap } => {
                 let body = Bytes::copy_from_slice(framing::content(line.as_bytes()));
                 if let Some(tap) = tap {
                     tap.line(Direction::Send, Bytes::from(line));
                 }
                 // The answer streams in while the client goes on (it may have to answer a
-                // server's ping inside it): a task per POST feeds `recv`.
-                let (remote, tx) = (std::sync::Arc::clone(remote), tx.clone());
-                let request = Message::new(body.clone());
-                let post = async move {
-                    let (m_tx, e_tx) = (tx.clone(), tx.clone());
-                    let result = remote
-                        .post(
-                            body,
-                            &mut |m| drop(m_tx.send(Incoming::Message(m.to_vec()))),
-                            &mut |e| drop(e_tx.send(Incoming::Event(e))),
-                        )
-                        .await;
-                    if let Err(why) = result
-                        && let Some(error) = crate::upstream::http::error_for(&request, &why)
-                    {
-                        let _ = tx.send(Incoming::Message(error));
-                    }
-                };
-                if value.get("id").is_some() && value.get("method").is_some() {
-                    tokio::spawn(post);
-                } else {
-                    // Notifications and answers go in order.
-                    post.await;
-                }
+                // server's ping inside it); a failure comes back from `recv`.
+                let _ = link.send(Message::new(body)).await;
             }
         }
         Ok(())
@@ -259,23 +229,28 @@ impl Session {
                 let line = queue.pop_front()?;
                 Some(framing::content(&line).to_vec())
             }
-            Link::Http { rx, tap, .. } => loop {
-                match rx.recv().await? {
-                    Incoming::Message(m) => {
-                        let m = crate::upstream::http::one_line(&m).into_owned();
-                        if let Some(tap) = tap {
-                            let mut l = m.clone();
-                            l.push(b'\n');
-                            tap.line(Direction::Recv, Bytes::from(l));
+            Link::Http { link, tap } => loop {
+                let line = match link.next().await? {
+                    Incoming::Message(m) => m.raw().to_vec(),
+                    Incoming::Refused { request, error } => {
+                        match http::error_for(&request, &error.to_string()) {
+                            Some(line) => line,
+                            None => continue,
                         }
-                        return Some(m);
                     }
                     Incoming::Event((method, params)) => {
                         if let Some(tap) = tap {
                             tap.lifecycle(method, params);
                         }
+                        continue;
                     }
+                };
+                if let Some(tap) = tap {
+                    let mut l = line.clone();
+                    l.push(b'\n');
+                    tap.line(Direction::Recv, Bytes::from(l));
                 }
+                return Some(line);
             },
         }
     }
@@ -433,8 +408,8 @@ impl Session {
                 Ok(Closed::Child(status))
             }
             Link::Replay { engine, .. } => Ok(Closed::Replay(Box::new(engine.finish()))),
-            Link::Http { remote, tap, .. } => {
-                remote.end().await;
+            Link::Http { link, tap } => {
+                let _ = link.close(reason.clone()).await;
                 if let Some(tap) = &tap {
                     tap.close(&Close::new(reason, CloseStatus::Unknown));
                 }

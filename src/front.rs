@@ -24,6 +24,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::endings::{END_GRACE, Endings};
+use crate::error::HttpError;
 use crate::error::{Error, Result};
 use crate::guard::{Guard, Rejection};
 use crate::idle::{Activity, Reaper};
@@ -34,7 +35,8 @@ use crate::record::tap::{Tap, TapHandle, new_conn_id};
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::{Direction, ServerTape, TapeWriter};
-use crate::upstream::http::{Answer, Remote, error_for};
+use crate::upstream::Incoming as Upstream;
+use crate::upstream::http::{Posted, Remote, error_for};
 use crate::upstream::pick::Picker;
 use crate::upstream::replay::Options;
 use crate::verdict::Verdict;
@@ -137,7 +139,13 @@ impl State {
                     }
                     None => None,
                 };
-                (Some(Arc::new(Remote::new(url, headers.clone())?)), tap)
+                (
+                    Some(Arc::new(
+                        Remote::new(url, headers.clone())
+                            .map_err(crate::upstream::http::http_usage)?,
+                    )),
+                    tap,
+                )
             }
             Source::Replay { .. } => (None, None),
         };
@@ -347,20 +355,14 @@ async fn handle(
                 state.end_session(&id, CloseReason::SessionEnded);
             }
         };
-        let mut events = Vec::new();
-        let answer = remote.send(body.clone(), &mut |e| events.push(e)).await;
-        events.into_iter().for_each(record);
+        let answer = remote.post(&msg).await;
+        if let Err(e) = &answer
+            && let Some(fact) = crate::upstream::http::fact(e)
+        {
+            record(fact);
+        }
         match answer {
-            Err(why) => {
-                forget(&session);
-                drop_session(None);
-                return Ok(full(StatusCode::BAD_GATEWAY, &format!("{why}\n")));
-            }
-            Ok(Answer::Accepted) => {
-                forget(&session);
-                return Ok(full(StatusCode::ACCEPTED, ""));
-            }
-            Ok(Answer::Failed { status, body }) => {
+            Err(HttpError::Status { status, body, .. }) => {
                 // The client sees what it would see live (a 404 for an expired session…).
                 forget(&session);
                 drop_session(Some(status));
@@ -371,7 +373,17 @@ async fn handle(
                 *r.body_mut() = Full::new(body).map_err(|e| match e {}).boxed();
                 return Ok(r);
             }
-            Ok(Answer::Messages(resp)) => {
+            Err(why) => {
+                forget(&session);
+                drop_session(None);
+                return Ok(full(StatusCode::BAD_GATEWAY, &format!("mcptape: {why}\n")));
+            }
+            Ok(Posted::Accepted { session: fact }) => {
+                fact.into_iter().for_each(record);
+                forget(&session);
+                return Ok(full(StatusCode::ACCEPTED, ""));
+            }
+            Ok(Posted::Answer(mut answer)) => {
                 // What this POST's upstream stream carries belongs to this POST's stream
                 // (its response, and the server requests and notifications before it).
                 let own = tx.clone();
@@ -385,9 +397,9 @@ async fn handle(
                             s.newest = None;
                         }
                     }
-                    let mut on_message = |m: &[u8]| {
+                    let on_message = |m: &[u8]| {
                         if let Some(tap) = &tap2 {
-                            let mut l = crate::upstream::http::one_line(m).into_owned();
+                            let mut l = m.to_vec();
                             l.push(b'\n');
                             tap.line(Direction::Recv, Bytes::from(l));
                         }
@@ -398,12 +410,22 @@ async fn handle(
                         }
                     };
                     let tap3 = tap2.clone();
-                    let mut on_event = |(method, params): crate::upstream::http::Event| {
+                    let on_event = |(method, params): crate::upstream::http::Event| {
                         if let Some(tap) = &tap3 {
                             tap.lifecycle(method, params);
                         }
                     };
-                    let reading = remote.read_answer(&msg2, resp, &mut on_message, &mut on_event);
+                    let reading = async {
+                        while let Some(item) = answer.next().await {
+                            match item {
+                                Ok(Upstream::Message(m)) => on_message(m.raw()),
+                                Ok(Upstream::Event(e)) => on_event(e),
+                                Ok(Upstream::Refused { .. }) => {}
+                                Err(why) => return Err(why),
+                            }
+                        }
+                        Ok(())
+                    };
                     let gone = async {
                         if is_request {
                             own.closed().await
@@ -421,7 +443,7 @@ async fn handle(
                         }
                     };
                     if let Err(why) = result
-                        && let Some(error) = error_for(&msg2, &why)
+                        && let Some(error) = error_for(&msg2, &why.to_string())
                     {
                         let _ = own.send(sse_event(&error));
                     }

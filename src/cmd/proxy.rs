@@ -298,7 +298,11 @@ impl cli::Proxy {
     /// Relays to the upstream the flags name: the command's process, or the URL.
     async fn upstream(&self, tap: Option<TapHandle>) -> Result<u8> {
         match &self.url {
-            Some(url) => http::relay(url, self.headers.clone(), tap, self.max_line_bytes).await,
+            Some(url) => {
+                let layers = crate::layer::Layers::new()
+                    .push_some(tap.map(crate::layer::tap::TapLayer::new));
+                http::relay(url, self.headers.clone(), layers, self.max_line_bytes).await
+            }
             None => relay(&self.command, tap, self.max_line_bytes).await,
         }
     }

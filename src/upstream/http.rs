@@ -20,28 +20,34 @@
 //! Every POST also carries the stateless protocol's (2026-07-28) `Mcp-Method` and
 //! `Mcp-Name`; the optional GET stream is opened once a session exists. A message that
 //! arrives pretty-printed is put on one line ([`one_line`]).
+//!
+//! Parts: [`Remote`] (here) says where the server is and what every request carries, and
+//! POSTs one message ([`Remote::post`]); [`answer::Answer`] is what a POST or the GET
+//! stream gives back, read as a stream of messages and facts, resumed inside it when it
+//! closes before a request's answer; [`link::HttpLink`] is the [`Link`](crate::upstream::Link)
+//! over one `Remote`; [`relay`] drives it from our stdio. Every error is an
+//! [`HttpError`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt;
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
-use tokio::sync::mpsc;
-use tokio_util::codec::FramedRead;
 
-use crate::downstream::stdio;
-use crate::error::{Error, Result};
-use crate::framing::{self, Frame, LineCodec};
-use crate::message::{Kind, Message};
+use crate::error::{Error, HttpError, LinkError, Result};
+use crate::layer::{Layered, Layers};
+use crate::message::Message;
 use crate::process::Signals;
-use crate::record::tap::TapHandle;
-use crate::tape::Direction;
+use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::LifecycleKind;
-use crate::upstream::child::READ_BUFFER_BYTES;
+pub use crate::upstream::Event;
 pub use crate::upstream::sse::{Resumption, Sse};
+use crate::upstream::{Closed, Incoming, Link};
+
+pub mod answer;
+pub mod link;
+
+pub use answer::{Answer, Posted};
+pub use link::HttpLink;
 
 /// JSON-RPC error code for a request the upstream could not answer over HTTP.
 pub const UPSTREAM_ERROR_CODE: i64 = -32000;
@@ -56,9 +62,17 @@ pub const RESUMPTIONS: usize = 8;
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// How long in-flight requests may take to finish once the client has hung up.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
+/// How much of a failed answer's body is kept (for the tape and the client).
+pub const FAILED_BODY_BYTES: usize = 1024;
 
 /// A remote server: where it is, what every request carries, what the session is.
+/// Cloning it is cheap and shares the session.
+#[derive(Clone)]
 pub struct Remote {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     client: reqwest::Client,
     url: String,
     headers: Vec<(String, String)>,
@@ -77,318 +91,116 @@ pub fn parse_header(text: &str) -> Result<(String, String)> {
     Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
-/// How the server took a POST.
-pub enum Answer {
-    /// `202 Accepted`: nothing to read.
-    Accepted,
-    /// A status other than 2xx, with the start of its body.
-    Failed {
-        /// The status code.
-        status: u16,
-        /// Its first 1024 bytes.
-        body: Bytes,
-    },
-    /// A 2xx with messages to read ([`Remote::read`]).
-    Messages(reqwest::Response),
-}
-
-/// An HTTP-level fact for the tape: a lifecycle event and its params.
-pub type Event = (LifecycleKind, serde_json::Value);
-
 impl Remote {
     /// A remote server at `url`; every request carries `headers`. The HTTP client is
     /// rustls with ring and the platform's roots.
-    pub fn new(url: &str, headers: Vec<(String, String)>) -> Result<Remote> {
+    pub fn new(url: &str, headers: Vec<(String, String)>) -> Result<Remote, HttpError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
-            .map_err(|e| Error::Usage(format!("cannot set up the HTTP client: {e}")))?;
+            .map_err(|e| HttpError::Setup(crate::error::chain(&e)))?;
         Ok(Remote {
-            client,
-            url: url.to_owned(),
-            headers,
-            session: Mutex::new(None),
-            listened: Mutex::new(None),
-            protocol: Mutex::new(None),
+            inner: Arc::new(Inner {
+                client,
+                url: url.to_owned(),
+                headers,
+                session: Mutex::new(None),
+                listened: Mutex::new(None),
+                protocol: Mutex::new(None),
+            }),
         })
     }
 
     /// The server's URL.
     pub fn url(&self) -> &str {
-        &self.url
+        &self.inner.url
     }
 
-    /// Notes what a server message tells about the session (the negotiated version).
-    fn learn(&self, text: &[u8]) {
-        let msg = Message::new(Bytes::copy_from_slice(text));
-        if let Some(v) = crate::message::raw_member(msg.text(), &["result", "protocolVersion"])
-            && crate::message::raw_member(msg.text(), &["result", "serverInfo"]).is_some()
+    /// Notes the negotiated protocol version from the answer to `initialize`.
+    fn learn(&self, answer: &Message) {
+        if let Some(v) = crate::message::raw_member(answer.text(), &["result", "protocolVersion"])
+            && crate::message::raw_member(answer.text(), &["result", "serverInfo"]).is_some()
             && let Ok(version) = serde_json::from_str::<String>(v)
-            && let Ok(mut p) = self.protocol.lock()
+            && let Ok(mut p) = self.inner.protocol.lock()
         {
             *p = Some(version);
         }
     }
 
-    /// POSTs one client message; hands each message of the answer to `message` as it
-    /// arrives, and HTTP-level facts to `event`. `Err` says why the request failed, or
-    /// that its answer never came (for a JSON-RPC error to the client).
-    pub async fn post(
-        &self,
-        body: Bytes,
-        message: &mut (dyn FnMut(&[u8]) + Send),
-        event: &mut (dyn FnMut(Event) + Send),
-    ) -> std::result::Result<(), String> {
-        let request = Message::new(body.clone());
-        match self.send(body, event).await? {
-            Answer::Accepted if request.kind() == Kind::Request => Err(self.unanswered()),
-            Answer::Accepted => Ok(()),
-            Answer::Failed { status, body } => {
-                let text = String::from_utf8_lossy(&body).into_owned();
-                Err(format!("HTTP {status} from `{}`: {text}", self.url))
-            }
-            Answer::Messages(resp) => self.read_answer(&request, resp, message, event).await,
-        }
-    }
-
-    /// Reads the messages of a successful answer to `request` (JSON or SSE). A request's
-    /// event stream that closes before its answer is resumed from its last event id, as
-    /// the spec's resumability asks of a client; `Err` if the answer never came.
-    pub async fn read_answer(
-        &self,
-        request: &Message,
-        resp: reqwest::Response,
-        message: &mut (dyn FnMut(&[u8]) + Send),
-        event: &mut (dyn FnMut(Event) + Send),
-    ) -> std::result::Result<(), String> {
-        if request.kind() != Kind::Request {
-            return self.read_stream(resp, message, event).await.map(drop);
-        }
-        // Shared by the callback (which must be Send) and the loop that reads it.
-        let answered = AtomicBool::new(false);
-        let mut tracked = |m: &[u8]| {
-            if answers(request, m) {
-                answered.store(true, Ordering::Relaxed);
-            }
-            message(m);
-        };
-        let mut resume = self.read_stream(resp, &mut tracked, event).await?;
-        for _ in 0..RESUMPTIONS {
-            let Some(from) = resume.take() else { break };
-            if answered.load(Ordering::Relaxed) {
-                break;
-            }
-            let Some(resp) = self.open_stream(Some(&from), event).await else {
-                break;
-            };
-            // A resumed stream that gives no new id resumes from the same place.
-            resume = Some(
-                self.read_stream(resp, &mut tracked, event)
-                    .await?
-                    .unwrap_or(from),
-            );
-        }
-        if answered.load(Ordering::Relaxed) {
-            Ok(())
-        } else {
-            // The client must not wait forever for an answer that will not come.
-            Err(self.unanswered())
-        }
-    }
-
-    fn unanswered(&self) -> String {
-        format!(
-            "the server at `{}` closed the stream without answering",
-            self.url
-        )
-    }
-
-    /// POSTs one client message and reads the answer's status and headers: what
-    /// [`Remote::post`] does up to the body, for a front that passes statuses on.
-    pub async fn send(
-        &self,
-        body: Bytes,
-        event: &mut (dyn FnMut(Event) + Send),
-    ) -> std::result::Result<Answer, String> {
-        let message = Message::new(body.clone());
+    /// POSTs one client message. `Accepted` is a `202`; otherwise the answer (a JSON
+    /// body or an event stream) is read with [`Answer::next`]. `Err` is a server that
+    /// cannot be reached or a status other than 2xx ([`fact`] gives what the tape keeps
+    /// of it).
+    pub async fn post(&self, msg: &Message) -> Result<Posted, HttpError> {
         let mut req = self
+            .inner
             .client
-            .post(&self.url)
+            .post(self.url())
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
-            .body(body);
+            .body(msg.bytes());
         req = self.common_headers(req);
         // The stateless protocol (2026-07-28) routes on headers that repeat the body;
         // earlier servers ignore them.
-        if let Some(method) = message.method() {
+        if let Some(method) = msg.method() {
             req = req.header("Mcp-Method", method);
-            let v = message.value();
-            let name = match method {
-                "tools/call" | "prompts/get" => v["params"]["name"].as_str().map(str::to_owned),
-                "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-                    v["params"]["uri"].as_str().map(str::to_owned)
-                }
-                _ => None,
-            };
-            if let Some(name) =
-                name.filter(|n| n.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
-            {
+            if let Some(name) = routed_name(msg, method) {
                 req = req.header("Mcp-Name", name);
             }
         }
-        let resp = match req.send().await {
-            Ok(r) => r,
-            Err(e) => {
-                let why = format!(
-                    "mcptape: cannot reach `{}`: {}",
-                    self.url,
-                    crate::error::chain(&e)
-                );
-                event((
-                    LifecycleKind::HttpError,
-                    json!({"url": self.url, "error": why}),
-                ));
-                return Err(why);
-            }
-        };
+        let resp = req.send().await.map_err(|e| self.unreachable(&e))?;
+        let session = self.note_session(&resp);
         let status = resp.status();
-        if let Some(id) = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            && let Ok(mut known) = self.session.lock()
-            && known.as_deref() != Some(id)
-        {
-            *known = Some(id.to_owned());
-            event((LifecycleKind::HttpSession, json!({"sessionId": id})));
-        }
         if status.as_u16() == 202 {
-            return Ok(Answer::Accepted);
+            return Ok(Posted::Accepted { session });
         }
         if !status.is_success() {
             let body = resp.bytes().await.unwrap_or_default();
-            let body = body.slice(..body.len().min(1024));
-            event((
-                LifecycleKind::HttpStatus,
-                json!({"status": status.as_u16(), "body": String::from_utf8_lossy(&body)}),
-            ));
-            return Ok(Answer::Failed {
+            return Err(HttpError::Status {
+                url: self.url().to_owned(),
                 status: status.as_u16(),
-                body,
+                body: body.slice(..body.len().min(FAILED_BODY_BYTES)),
             });
         }
-        Ok(Answer::Messages(resp))
+        let answer = Answer::new(self.clone(), msg, resp, session);
+        Ok(Posted::Answer(Box::new(answer)))
     }
 
-    /// Reads the messages of an answer (JSON or SSE), saying where an event stream that
-    /// ended could be resumed from (its last event id), if the server gave ids.
-    async fn read_stream(
-        &self,
-        resp: reqwest::Response,
-        message: &mut (dyn FnMut(&[u8]) + Send),
-        event: &mut (dyn FnMut(Event) + Send),
-    ) -> std::result::Result<Option<Resumption>, String> {
-        let kind = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if resp
-            .content_length()
-            .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
-        {
-            let why = format!(
-                "the answer from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
-                self.url
-            );
-            event((
-                LifecycleKind::HttpError,
-                json!({"url": self.url, "error": why}),
-            ));
-            return Err(why);
+    /// The server could not be reached: the HTTP client's words, with their causes.
+    fn unreachable(&self, e: &reqwest::Error) -> HttpError {
+        HttpError::Unreachable {
+            url: self.url().to_owned(),
+            why: crate::error::chain(e),
         }
-        if kind.starts_with("text/event-stream") {
-            event((LifecycleKind::HttpStream, json!({"state": "open"})));
-            let mut events = Sse::default();
-            let mut stream = resp.bytes_stream();
-            while let Some(chunk) = stream.next().await {
-                if events.pending_len() > MAX_ANSWER_BYTES {
-                    let why = format!(
-                        "an event from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
-                        self.url
-                    );
-                    event((
-                        LifecycleKind::HttpError,
-                        json!({"url": self.url, "error": why}),
-                    ));
-                    return Err(why);
-                }
-                let Ok(chunk) = chunk else {
-                    event((
-                        LifecycleKind::HttpError,
-                        json!({"url": self.url, "error": "the event stream was cut"}),
-                    ));
-                    return match events.resumption() {
-                        Some(from) => Ok(Some(from)),
-                        None => Err(format!("the event stream from `{}` was cut", self.url)),
-                    };
-                };
-                for data in events.push(&chunk) {
-                    self.learn(&data);
-                    message(&data);
-                }
-            }
-            event((LifecycleKind::HttpStream, json!({"state": "closed"})));
-            return Ok(events.resumption());
+    }
+
+    /// Keeps the session id an answer gives; the fact for the tape when it is new.
+    fn note_session(&self, resp: &reqwest::Response) -> Option<Event> {
+        let id = resp.headers().get("mcp-session-id")?.to_str().ok()?;
+        let mut known = self.inner.session.lock().ok()?;
+        if known.as_deref() == Some(id) {
+            return None;
         }
-        let mut body = BytesMut::new();
-        let mut stream = resp.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                Ok(c) if body.len() + c.len() > MAX_ANSWER_BYTES => {
-                    let why = format!(
-                        "the answer from `{}` is larger than {MAX_ANSWER_BYTES} bytes",
-                        self.url
-                    );
-                    event((
-                        LifecycleKind::HttpError,
-                        json!({"url": self.url, "error": why}),
-                    ));
-                    return Err(why);
-                }
-                Ok(c) => body.extend_from_slice(&c),
-                Err(e) => return Err(format!("reading the answer from `{}`: {e}", self.url)),
-            }
-        }
-        let body = body.trim_ascii();
-        if !body.is_empty() {
-            self.learn(body);
-            message(body);
-        }
-        Ok(None)
+        *known = Some(id.to_owned());
+        Some((LifecycleKind::HttpSession, json!({"sessionId": id})))
     }
 
     /// Opens the optional GET stream for messages the server sends outside any request,
-    /// and hands them to `message` until it ends. A server without one (405) is fine.
-    /// True if the stream was opened (so it may be worth reopening once it ends). A
-    /// reopening resumes from the last event id the stream gave, after its `retry:`.
-    pub async fn listen(
-        &self,
-        message: &mut (dyn FnMut(&[u8]) + Send),
-        event: &mut (dyn FnMut(Event) + Send),
-    ) -> bool {
-        let from = self.listened.lock().ok().and_then(|l| l.clone());
-        let Some(resp) = self.open_stream(from.as_ref(), event).await else {
-            return false;
-        };
-        if let Ok(Some(left_off)) = self.read_stream(resp, message, event).await
-            && let Ok(mut listened) = self.listened.lock()
-        {
+    /// resuming from where the last one left off. `None` if the server offers none
+    /// (405) or cannot be reached: it is optional.
+    pub async fn listen(&self) -> Option<Answer> {
+        let from = self.inner.listened.lock().ok().and_then(|l| l.clone());
+        let mut facts = Vec::new();
+        let resp = self.open_stream(from.as_ref(), &mut facts).await?;
+        Some(Answer::listening(self.clone(), resp, facts, from))
+    }
+
+    /// Where the GET stream left off, for its next opening.
+    fn listened_to(&self, left_off: Resumption) {
+        if let Ok(mut listened) = self.inner.listened.lock() {
             *listened = Some(left_off);
         }
-        true
     }
 
     /// GETs an event stream: the server's own, or (with `from`) a stream resumed after its
@@ -396,15 +208,16 @@ impl Remote {
     async fn open_stream(
         &self,
         from: Option<&Resumption>,
-        event: &mut (dyn FnMut(Event) + Send),
+        facts: &mut Vec<Event>,
     ) -> Option<reqwest::Response> {
         let mut req = self
+            .inner
             .client
-            .get(&self.url)
+            .get(self.url())
             .header("Accept", "text/event-stream");
         if let Some(from) = from {
             tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
-            event((LifecycleKind::HttpResume, json!({"lastEventId": from.id})));
+            facts.push((LifecycleKind::HttpResume, json!({"lastEventId": from.id})));
             req = req.header("Last-Event-ID", &from.id);
         }
         let resp = self.common_headers(req).send().await.ok()?;
@@ -414,13 +227,13 @@ impl Remote {
     /// What every request carries: the user's headers, the session id and the
     /// negotiated protocol version once known.
     fn common_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        for (k, v) in &self.headers {
+        for (k, v) in &self.inner.headers {
             req = req.header(k, v);
         }
-        if let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) {
+        if let Some(id) = self.inner.session.lock().ok().and_then(|s| s.clone()) {
             req = req.header("Mcp-Session-Id", id);
         }
-        if let Some(v) = self.protocol.lock().ok().and_then(|p| p.clone()) {
+        if let Some(v) = self.inner.protocol.lock().ok().and_then(|p| p.clone()) {
             req = req.header("MCP-Protocol-Version", v);
         }
         req
@@ -428,15 +241,50 @@ impl Remote {
 
     /// True once the server has given a session id.
     pub fn has_session(&self) -> bool {
-        self.session.lock().is_ok_and(|s| s.is_some())
+        self.inner.session.lock().is_ok_and(|s| s.is_some())
     }
 
     /// Ends the session (`DELETE`), if the server gave one.
     pub async fn end(&self) {
         if self.has_session() {
-            let req = self.common_headers(self.client.delete(&self.url));
+            let req = self.common_headers(self.inner.client.delete(self.url()));
             let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
         }
+    }
+}
+
+/// The `Mcp-Name` of a message: the tool or prompt named, or the resource's URI, when it
+/// can travel in a header.
+fn routed_name(msg: &Message, method: &str) -> Option<String> {
+    let path: &[&str] = match method {
+        "tools/call" | "prompts/get" => &["params", "name"],
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => &["params", "uri"],
+        _ => return None,
+    };
+    let raw = crate::message::raw_member(msg.text(), path)?;
+    let name: String = serde_json::from_str(raw).ok()?;
+    name.bytes()
+        .all(|b| b.is_ascii_graphic() || b == b' ')
+        .then_some(name)
+}
+
+/// What the tape keeps of a failure: `$http/status` for a status, `$http/error` for the
+/// rest. An unanswered request is no HTTP fact (the client hears of it).
+pub fn fact(error: &HttpError) -> Option<Event> {
+    match error {
+        HttpError::Status { status, body, .. } => Some((
+            LifecycleKind::HttpStatus,
+            json!({"status": status, "body": String::from_utf8_lossy(body)}),
+        )),
+        HttpError::Unreachable { url, .. } => Some((
+            LifecycleKind::HttpError,
+            json!({"url": url, "error": format!("mcptape: {error}")}),
+        )),
+        HttpError::TooLarge { url, .. } => Some((
+            LifecycleKind::HttpError,
+            json!({"url": url, "error": error.to_string()}),
+        )),
+        HttpError::Cut { .. } | HttpError::Unanswered { .. } | HttpError::Setup(_) => None,
     }
 }
 
@@ -456,16 +304,6 @@ pub fn one_line(message: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     )
 }
 
-/// True when `message` is the response to `request`.
-fn answers(request: &Message, message: &[u8]) -> bool {
-    let m = Message::new(Bytes::copy_from_slice(message));
-    matches!(
-        m.kind(),
-        crate::message::Kind::Response | crate::message::Kind::Error
-    ) && m.id().is_some()
-        && m.id() == request.id()
-}
-
 /// A JSON-RPC error answering `request` (when it has an id) with `why`.
 pub fn error_for(request: &Message, why: &str) -> Option<Vec<u8>> {
     let id = request.id()?;
@@ -473,8 +311,68 @@ pub fn error_for(request: &Message, why: &str) -> Option<Vec<u8>> {
     Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}").into_bytes())
 }
 
-mod relay;
-pub use relay::relay;
+/// Runs a stdio front for the server at `url` behind `layers` until the client hangs up
+/// or a signal comes; returns the exit status (0).
+pub async fn relay(
+    url: &str,
+    headers: Vec<(String, String)>,
+    layers: Layers,
+    max_line: usize,
+) -> Result<u8> {
+    let link = HttpLink::new(Remote::new(url, headers).map_err(http_usage)?).listening();
+    let mut signals = Signals::new()?;
+    let shutdown = async move { CloseReason::Signal(signals.recv().await) };
+    let stdin = crate::downstream::stdio::stdin();
+    let stdout = crate::downstream::stdio::stdout();
+    let link = Layered::new(Refusals(link), layers);
+    crate::downstream::pump::serve(link, stdin, stdout, max_line, shutdown).await?;
+    Ok(0)
+}
+
+/// A link whose refusals of requests come out as the JSON-RPC errors a stdio client is
+/// given ([`error_for`]), so that the layers — the tap — see them as the client does and
+/// a replay gives the same answer. A refused notification or answer has nobody to tell.
+struct Refusals(HttpLink);
+
+impl Link for Refusals {
+    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
+        self.0.send(msg).await
+    }
+
+    fn started(&self) -> Option<Event> {
+        self.0.started()
+    }
+
+    async fn next(&mut self) -> Option<Incoming> {
+        loop {
+            match self.0.next().await? {
+                Incoming::Refused { request, error } => {
+                    if let Some(line) = error_for(&request, &error.to_string()) {
+                        return Some(Incoming::Message(Message::new(line)));
+                    }
+                }
+                other => return Some(other),
+            }
+        }
+    }
+
+    async fn oversize(&mut self, len: usize, prefix: bytes::Bytes) {
+        self.0.oversize(len, prefix).await;
+    }
+
+    async fn end_input(&mut self) {
+        self.0.end_input().await;
+    }
+
+    async fn close(self, reason: CloseReason) -> Result<Closed> {
+        self.0.close(reason).await
+    }
+}
+
+/// An HTTP client that cannot be set up is a configuration problem.
+pub fn http_usage(e: HttpError) -> Error {
+    Error::Usage(e.to_string())
+}
 
 #[cfg(test)]
 mod tests;

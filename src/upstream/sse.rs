@@ -2,10 +2,13 @@
 //! (<https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation>):
 //! bytes in, each event's data out, with the last event id and `retry:` kept for
 //! resumption. However the stream is cut, the same events come out.
+//!
+//! An event of one `data:` line (what MCP servers send) comes out as a slice of the
+//! bytes read, not a copy; only an event of several lines is joined into a new buffer.
 
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 
 use crate::framing;
 
@@ -19,11 +22,55 @@ pub struct Resumption {
     pub retry: Option<Duration>,
 }
 
+/// The data of the event under way.
+#[derive(Default)]
+enum Data {
+    /// None yet.
+    #[default]
+    Empty,
+    /// One line: a slice of what was read.
+    One(Bytes),
+    /// Several lines, joined by `\n`.
+    Joined(Vec<u8>),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Empty => 0,
+            Data::One(b) => b.len(),
+            Data::Joined(v) => v.len(),
+        }
+    }
+
+    /// Adds a line; `first` is true for the event's first `data:` line.
+    fn push(&mut self, value: Bytes, first: bool) {
+        *self = match std::mem::take(self) {
+            _ if first => Data::One(value),
+            Data::Empty => Data::Joined([b"\n".as_slice(), &value].concat()),
+            Data::One(prev) => Data::Joined([prev.as_ref(), b"\n", &value].concat()),
+            Data::Joined(mut all) => {
+                all.push(b'\n');
+                all.extend_from_slice(&value);
+                Data::Joined(all)
+            }
+        };
+    }
+
+    fn take(&mut self) -> Bytes {
+        match std::mem::take(self) {
+            Data::Empty => Bytes::new(),
+            Data::One(b) => b,
+            Data::Joined(v) => Bytes::from(v),
+        }
+    }
+}
+
 /// An incremental Server-Sent Events parser: bytes in, the data of each event out.
 #[derive(Default)]
 pub struct Sse {
     pending: BytesMut,
-    data: Vec<u8>,
+    data: Data,
     has_data: bool,
     last_id: Option<String>,
     retry: Option<Duration>,
@@ -44,39 +91,36 @@ impl Sse {
     }
 
     /// Feeds bytes; returns the data of every event they complete.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<Bytes> {
         self.pending.extend_from_slice(bytes);
         let mut out = Vec::new();
         while let Some(end) = memchr::memchr(b'\n', &self.pending) {
-            let line = self.pending.split_to(end + 1);
-            let line = framing::content(&line);
+            let line = self.pending.split_to(end + 1).freeze();
+            let len = framing::content(&line).len();
+            let line = line.slice(..len);
             if line.is_empty() {
                 // A blank line ends an event; one without data (a priming event) is none.
-                if std::mem::take(&mut self.has_data) && !self.data.is_empty() {
-                    out.push(std::mem::take(&mut self.data));
+                let data = self.data.take();
+                if std::mem::take(&mut self.has_data) && !data.is_empty() {
+                    out.push(data);
                 }
-                self.data.clear();
                 continue;
             }
-            if let Some(value) = line.strip_prefix(b"data:") {
-                let value = value.strip_prefix(b" ").unwrap_or(value);
-                if self.has_data {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(value);
+            if let Some(at) = value_at(&line, b"data:") {
+                self.data.push(line.slice(at..), !self.has_data);
                 self.has_data = true;
             }
             // `:` comments and `event:` carry nothing mcptape needs.
-            if let Some(value) = line.strip_prefix(b"id:") {
-                let value = value.strip_prefix(b" ").unwrap_or(value);
+            if let Some(at) = value_at(&line, b"id:") {
+                let value = &line[at..];
                 // An id with NUL is ignored (the SSE rules); an empty one clears it.
                 if !value.contains(&0)
                     && let Ok(id) = std::str::from_utf8(value)
                 {
                     self.last_id = (!id.is_empty()).then(|| id.to_owned());
                 }
-            } else if let Some(value) = line.strip_prefix(b"retry:") {
-                let value = value.strip_prefix(b" ").unwrap_or(value);
+            } else if let Some(at) = value_at(&line, b"retry:") {
+                let value = &line[at..];
                 if let Some(ms) = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()) {
                     self.retry = Some(Duration::from_millis(ms));
                 }
@@ -84,4 +128,11 @@ impl Sse {
         }
         out
     }
+}
+
+/// Where the value of a `field:` line starts (after one optional space), if the line is
+/// that field.
+fn value_at(line: &[u8], field: &[u8]) -> Option<usize> {
+    let rest = line.strip_prefix(field)?;
+    Some(field.len() + usize::from(rest.first() == Some(&b' ')))
 }

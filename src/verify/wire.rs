@@ -11,9 +11,10 @@ use tokio::io::AsyncWriteExt;
 use tokio_util::codec::FramedRead;
 
 use crate::framing::{Frame, LineCodec};
-use crate::message::{Kind, Message};
+use crate::message::Message;
 use crate::process;
-use crate::upstream::http::Remote;
+use crate::upstream::http::{self, HttpLink, Remote};
+use crate::upstream::{Incoming, Link as _};
 
 use super::Target;
 
@@ -26,11 +27,7 @@ pub(super) enum Wire {
         stdin: Option<tokio::process::ChildStdin>,
         stdout: FramedRead<tokio::process::ChildStdout, LineCodec>,
     },
-    Http {
-        remote: std::sync::Arc<Remote>,
-        tx: tokio::sync::mpsc::UnboundedSender<Bytes>,
-        rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
-    },
+    Http(Box<HttpLink>),
 }
 
 impl Wire {
@@ -41,42 +38,12 @@ impl Wire {
                 Some(pipe) => pipe.write_all(format!("{text}\n").as_bytes()).await.is_ok(),
                 None => false,
             },
-            Wire::Http { remote, tx, .. } => {
-                // A request is its own POST, whose answer streams in while others wait;
-                // notifications and answers go in order.
-                let (remote, tx, body) = (
-                    std::sync::Arc::clone(remote),
-                    tx.clone(),
-                    Bytes::copy_from_slice(text.as_bytes()),
-                );
-                let request = Message::new(body.clone());
-                let is_request = request.kind() == Kind::Request;
-                let post = async move {
-                    let sink = tx.clone();
-                    let result = remote
-                        .post(
-                            body,
-                            &mut |m| {
-                                drop(sink.send(Bytes::copy_from_slice(
-                                    &crate::upstream::http::one_line(m),
-                                )));
-                            },
-                            &mut |_| {},
-                        )
-                        .await;
-                    if let Err(why) = result
-                        && let Some(error) = crate::upstream::http::error_for(&request, &why)
-                    {
-                        let _ = tx.send(Bytes::from(error));
-                    }
-                };
-                if is_request {
-                    tokio::spawn(post);
-                } else {
-                    post.await;
-                }
-                true
-            }
+            // A request is its own POST, whose answer streams in while others wait;
+            // notifications and answers go in order.
+            Wire::Http(link) => link
+                .send(Message::new(Bytes::copy_from_slice(text.as_bytes())))
+                .await
+                .is_ok(),
         }
     }
 
@@ -90,7 +57,17 @@ impl Wire {
                     Some(Err(_)) | None => return None,
                 }
             },
-            Wire::Http { rx, .. } => rx.recv().await,
+            Wire::Http(link) => loop {
+                match link.next().await? {
+                    Incoming::Message(m) => return Some(m.bytes()),
+                    Incoming::Refused { request, error } => {
+                        if let Some(line) = http::error_for(&request, &error.to_string()) {
+                            return Some(Bytes::from(line));
+                        }
+                    }
+                    Incoming::Event(_) => {}
+                }
+            },
         }
     }
 
@@ -103,7 +80,10 @@ impl Wire {
                 drop(stdin);
                 let _ = server.stop().await;
             }
-            Wire::Http { remote, .. } => remote.end().await,
+            Wire::Http(link) => drop(
+                link.close(crate::tape::close::CloseReason::ClientClosedStdin)
+                    .await,
+            ),
         }
     }
 
@@ -122,14 +102,7 @@ impl Wire {
                 })
                 .map_err(|e| crate::error::chain(&e)),
             Target::Url(url, headers) => Remote::new(url, headers.clone())
-                .map(|remote| {
-                    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                    Wire::Http {
-                        remote: std::sync::Arc::new(remote),
-                        tx,
-                        rx,
-                    }
-                })
+                .map(|remote| Wire::Http(Box::new(HttpLink::new(remote))))
                 .map_err(|e| crate::error::chain(&e)),
         }
     }
