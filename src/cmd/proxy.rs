@@ -16,16 +16,16 @@ use crate::error::{EXIT_OK, EXIT_TAPE, Error, ProcessError, Result};
 use crate::downstream::pump;
 use crate::downstream::stdio;
 use crate::front;
+use crate::layer::{Layered, Layers};
 use crate::matcher::{self, Matcher};
 use crate::mode::{self, Mode};
 use crate::process::Signals;
-use crate::record::tap::TapHandle;
-use crate::record::tap::{Tap, new_conn_id};
+use crate::record::session::RecordSession;
 use crate::report;
 use crate::tape::close::CloseReason;
 use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::Closed;
-use crate::upstream::child::relay;
+use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http;
 use crate::upstream::pick::Picker;
 use crate::upstream::replay;
@@ -76,11 +76,11 @@ impl cli::Proxy {
             .build()
             .map_err(ProcessError::Signals)?;
         let code = match mode {
-            Mode::Passthrough => runtime.block_on(self.upstream(None)),
+            Mode::Passthrough => runtime.block_on(self.upstream(Layers::new())),
             Mode::RecordFailed { error, report } => {
                 unrecorded(&server, &crate::error::chain(&error), report.as_deref());
                 runtime
-                    .block_on(self.upstream(None))
+                    .block_on(self.upstream(Layers::new()))
                     .map(|code| with_recording(code, false))
             }
             Mode::Record {
@@ -89,15 +89,12 @@ impl cli::Proxy {
                 source,
                 recording,
             } => {
-                let opened = store::ensure_dir(&tape)
-                    .and_then(|()| TapeWriter::open(&tape))
-                    .map(|w| w.limit(recording.max_bytes));
-                let writer = match (opened, &report) {
-                    (Ok(writer), _) => writer,
-                    (Err(e), _) if self.record.is_some() => return Err(e.into()),
-                    (Err(e), report) => {
+                let session = match RecordSession::open(&tape, &server, &recording) {
+                    Ok(session) => session,
+                    Err(e) if self.record.is_some() => return Err(e.into()),
+                    Err(e) => {
                         unrecorded(&server, &crate::error::chain(&e), report.as_deref());
-                        let code = runtime.block_on(self.upstream(None));
+                        let code = runtime.block_on(self.upstream(Layers::new()));
                         runtime.shutdown_background();
                         return code.map(|c| ExitCode::from(with_recording(c, false)));
                     }
@@ -106,19 +103,10 @@ impl cli::Proxy {
                     "mcptape: recording server `{server}` into `{}` ({source})",
                     tape.display()
                 );
-                let tap = Tap::start(writer, server.clone(), new_conn_id(), recording.redactor);
-                let code = runtime.block_on(self.upstream(Some(tap.handle())));
-                let outcome = tap.finish();
-                if let Some(err) = &outcome.error {
-                    let problem = crate::error::chain(err);
-                    match &report {
-                        Some(dir) => report::leave_problem(dir, &server, &problem),
-                        None => crate::term::eprintln_escaped!(
-                            "mcptape: error: the recording of server `{server}` is incomplete: {problem}"
-                        ),
-                    }
-                }
-                code.map(|c| with_recording(c, outcome.error.is_none()))
+                let code = runtime.block_on(self.upstream(Layers::new().push(session.layer())));
+                let recorded = session.finish();
+                let whole = crate::record::session::report(&recorded, &server, report.as_deref());
+                code.map(|c| with_recording(c, whole))
             }
             Mode::Replay {
                 tape,
@@ -323,19 +311,41 @@ impl cli::Proxy {
         Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_TAPE }))
     }
 
-    /// Relays to the upstream the flags name: the command's process, or the URL.
-    async fn upstream(&self, tap: Option<TapHandle>) -> Result<u8> {
-        match &self.url {
-            Some(url) => {
-                let headers = self
-                    .headers
-                    .iter()
-                    .map(|h| http::parse_header(h))
-                    .collect::<Result<Vec<_>>>()?;
-                http::relay(url, headers, tap, self.max_line_bytes).await
-            }
-            None => relay(&self.command, tap, self.max_line_bytes).await,
+    /// Relays to the upstream the flags name, through `layers`: the URL, or the
+    /// command's process — byte for byte when no layer must read a message first (and
+    /// `--relay` does not ask for lines), else line by line through the stdio pump.
+    async fn upstream(&self, layers: Layers) -> Result<u8> {
+        if let Some(url) = &self.url {
+            let headers = self
+                .headers
+                .iter()
+                .map(|h| http::parse_header(h))
+                .collect::<Result<Vec<_>>>()?;
+            return http::relay(url, headers, layers, self.max_line_bytes).await;
         }
+        if !layers.reads_first() && self.relay == cli::Relay::Bytes {
+            return child::relay(&self.command, layers, self.max_line_bytes).await;
+        }
+        self.lines(layers).await
+    }
+
+    /// The command's process as a [`ChildLink`] behind `layers`, driven by the stdio pump
+    /// until the client or the server is gone, or a signal comes (passed on to the server).
+    async fn lines(&self, mut layers: Layers) -> Result<u8> {
+        let max_line = self.max_line_bytes;
+        let link = match ChildLink::spawn(&self.command, &[], None, max_line) {
+            Ok(link) => link,
+            Err(e) => {
+                child::start_failed(&mut layers, &self.command, &e);
+                return Err(e.into());
+            }
+        };
+        let mut signals = Signals::new()?;
+        let shutdown = async move { CloseReason::Signal(signals.recv().await) };
+        let link = Layered::new(link, layers);
+        let pumped = pump::serve(link, stdio::stdin(), stdio::stdout(), max_line, shutdown).await?;
+        // The server's exit status (a child link always ends `Closed::Exited`).
+        Ok(pumped.closed.status().exit_code())
     }
 }
 

@@ -37,7 +37,6 @@ use crate::error::{Error, Result};
 use crate::framing::{self, Frame, LineCodec};
 use crate::message::{Kind, Message};
 use crate::process::Signals;
-use crate::record::tap::TapHandle;
 use crate::tape::Direction;
 use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::child::READ_BUFFER_BYTES;

@@ -2,8 +2,24 @@
 //! POSTed as it is, and what comes back — in the client's order, one line per message —
 //! is written to the client and tapped after it is written.
 
+use std::sync::PoisonError;
+
 use super::*;
+use crate::layer::Layers;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
+
+/// The layer stack, shared by the reader of the client's lines and the writer to it;
+/// only watching layers are driven here, each told of a line after it was forwarded.
+#[derive(Clone)]
+struct Watch(Option<Arc<Mutex<Layers>>>);
+
+impl Watch {
+    fn with(&self, f: impl FnOnce(&mut Layers)) {
+        if let Some(layers) = &self.0 {
+            f(&mut layers.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+    }
+}
 
 /// What the stdio front's writer gets, in order: lines for the client (tapped once
 /// written) and HTTP facts for the tape (so the tape keeps the order they happened in).
@@ -48,17 +64,16 @@ impl Front {
 pub async fn relay(
     url: &str,
     headers: Vec<(String, String)>,
-    tap: Option<TapHandle>,
+    layers: Layers,
     max_line: usize,
 ) -> Result<u8> {
+    let tap = Watch((!layers.is_empty()).then(|| Arc::new(Mutex::new(layers))));
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
     let shared = Arc::new(Front {
         remote: Remote::new(url, headers)?,
         out: out_tx,
     });
-    if let Some(tap) = &tap {
-        tap.lifecycle(LifecycleKind::Start, json!({"url": url}));
-    }
+    tap.with(|l| l.event(&(LifecycleKind::Start, json!({"url": url}))));
     let writer_tap = tap.clone();
     let writer = tokio::spawn(async move {
         let mut stdout = stdio::stdout();
@@ -68,14 +83,10 @@ pub async fn relay(
                     if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
                         return false;
                     }
-                    if let Some(tap) = &writer_tap {
-                        tap.line(Direction::Recv, line);
-                    }
+                    writer_tap.with(|l| l.watch(Direction::Recv, line));
                 }
                 Out::Event((method, params)) => {
-                    if let Some(tap) = &writer_tap {
-                        tap.lifecycle(method, params);
-                    }
+                    writer_tap.with(|l| l.event(&(method, params)));
                 }
             }
         }
@@ -100,9 +111,7 @@ pub async fn relay(
                         continue;
                     }
                     let body = Bytes::copy_from_slice(text);
-                    if let Some(tap) = &tap {
-                        tap.line(Direction::Send, line.clone());
-                    }
+                    tap.with(|l| l.watch(Direction::Send, line.clone()));
                     let msg = Message::new(body.clone());
                     if msg.method() == Some("notifications/cancelled")
                         && let Some(id) = crate::message::raw_member(msg.text(), &["params", "requestId"])
@@ -160,9 +169,7 @@ pub async fn relay(
     .await;
     inflight.abort_all();
     shared.remote.end().await;
-    if let Some(tap) = &tap {
-        tap.close(&Close::new(reason, CloseStatus::Unknown));
-    }
+    tap.with(|l| l.close(&Close::new(reason, CloseStatus::Unknown)));
     drop(shared);
     let _ = writer.await;
     Ok(0)
