@@ -18,7 +18,7 @@ use crate::downstream::stdio;
 use crate::front;
 use crate::layer::{Layered, Layers};
 use crate::matcher::{self, Matcher};
-use crate::mode::{self, Mode};
+use crate::mode::{self, Mode, Recording};
 use crate::process::Signals;
 use crate::record::session::RecordSession;
 use crate::report;
@@ -34,21 +34,7 @@ use crate::verdict::Verdict;
 impl cli::Proxy {
     /// Runs the proxy until the client or the server is gone; returns the exit status.
     pub fn run(self) -> Result<ExitCode> {
-        let (server, derived) = match &self.server {
-            Some(name) => {
-                mode::check_server_name(name)?;
-                (name.clone(), false)
-            }
-            None => match &self.url {
-                Some(url) => (name_from_url(url), true),
-                None => (derive_name(&self.command), true),
-            },
-        };
-        if derived {
-            crate::term::eprintln_escaped!(
-                "mcptape: server name `{server}` (derived from the command; --server NAME sets it)"
-            );
-        }
+        let server = self.server_name()?;
         let mode = mode::decide(
             self.record.as_deref(),
             self.replay.as_deref(),
@@ -88,26 +74,14 @@ impl cli::Proxy {
                 report,
                 source,
                 recording,
-            } => {
-                let session = match RecordSession::open(&tape, &server, &recording) {
-                    Ok(session) => session,
-                    Err(e) if self.record.is_some() => return Err(e.into()),
-                    Err(e) => {
-                        unrecorded(&server, &crate::error::chain(&e), report.as_deref());
-                        let code = runtime.block_on(self.upstream(Layers::new()));
-                        runtime.shutdown_background();
-                        return code.map(|c| ExitCode::from(with_recording(c, false)));
-                    }
-                };
-                crate::term::eprintln_escaped!(
-                    "mcptape: recording server `{server}` into `{}` ({source})",
-                    tape.display()
-                );
-                let code = runtime.block_on(self.upstream(Layers::new().push(session.layer())));
-                let recorded = session.finish();
-                let whole = crate::record::session::report(&recorded, &server, report.as_deref());
-                code.map(|c| with_recording(c, whole))
-            }
+            } => self.record_stdio(
+                &runtime,
+                &server,
+                &tape,
+                report.as_deref(),
+                &source,
+                &recording,
+            ),
             Mode::Replay {
                 tape,
                 report,
@@ -137,6 +111,56 @@ impl cli::Proxy {
         // A tokio stdin read may be parked on the blocking pool; do not wait for it.
         runtime.shutdown_background();
         code.map(ExitCode::from)
+    }
+}
+
+impl cli::Proxy {
+    /// The server's name in the tape: `--server`, checked, or one derived from the URL or
+    /// the command (said on stderr).
+    fn server_name(&self) -> Result<String> {
+        if let Some(name) = &self.server {
+            mode::check_server_name(name)?;
+            return Ok(name.clone());
+        }
+        let server = match &self.url {
+            Some(url) => name_from_url(url),
+            None => derive_name(&self.command),
+        };
+        crate::term::eprintln_escaped!(
+            "mcptape: server name `{server}` (derived from the command; --server NAME sets it)"
+        );
+        Ok(server)
+    }
+
+    /// Records the stdio session into `tape`, the tap as the first layer; the exit status
+    /// is the server's, or 3 when the recording is not whole. A tape that cannot be opened
+    /// is an error with `--record`; from the environment the session goes on unrecorded.
+    fn record_stdio(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        server: &str,
+        tape: &Path,
+        report: Option<&Path>,
+        source: &str,
+        recording: &Recording,
+    ) -> Result<u8> {
+        let session = match RecordSession::open(tape, server, recording) {
+            Ok(session) => session,
+            Err(e) if self.record.is_some() => return Err(e.into()),
+            Err(e) => {
+                unrecorded(server, &crate::error::chain(&e), report);
+                let code = runtime.block_on(self.upstream(Layers::new()));
+                return code.map(|c| with_recording(c, false));
+            }
+        };
+        crate::term::eprintln_escaped!(
+            "mcptape: recording server `{server}` into `{}` ({source})",
+            tape.display()
+        );
+        let code = runtime.block_on(self.upstream(Layers::new().push(session.layer())));
+        let recorded = session.finish();
+        let whole = crate::record::session::report(&recorded, server, report);
+        code.map(|c| with_recording(c, whole))
     }
 }
 
