@@ -162,6 +162,25 @@ pub struct Proxy {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub front: FrontLimits,
+    /// How a server command is relayed (a diagnostic switch): `bytes` as they come, or
+    /// `lines`, one message at a time through the layers, as when a layer must read each
+    /// message first. See docs/PERFORMANCE.md.
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "MCPTAPE_RELAY",
+        default_value = "bytes"
+    )]
+    pub relay: Relay,
+}
+
+/// How the stdio proxy relays a server command (`--relay`, `MCPTAPE_RELAY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Relay {
+    /// Bytes as they arrive, lines cut for the layers afterwards (the fast path).
+    Bytes,
+    /// Line by line, each message through the layers before it is forwarded.
+    Lines,
 }
 
 /// How replay matches the client's messages against the tape.

@@ -14,16 +14,17 @@ use crate::error::{Error, ProcessError, Result};
 use crate::downstream::pump;
 use crate::downstream::stdio;
 use crate::front;
+use crate::layer::{Layered, Layers};
+use crate::mode::Recording;
 use crate::mode::{self, Mode, ReplaySettings};
 use crate::outcome::{self, Outcome};
 use crate::process::Signals;
-use crate::record::tap::TapHandle;
-use crate::record::tap::{Tap, new_conn_id};
+use crate::record::session::RecordSession;
 use crate::report;
 use crate::tape::close::CloseReason;
 use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::Closed;
-use crate::upstream::child::relay;
+use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http;
 use crate::upstream::pick::Picker;
 use crate::upstream::replay;
@@ -33,21 +34,7 @@ impl cli::Proxy {
     /// Runs the proxy until the client or the server is gone; comes to its server's
     /// status, unless the recording or the replay failed.
     pub fn run(self) -> Result<Outcome> {
-        let (server, derived) = match &self.server {
-            Some(name) => {
-                mode::check_server_name(name)?;
-                (name.clone(), false)
-            }
-            None => match &self.url {
-                Some(url) => (name_from_url(url), true),
-                None => (derive_name(&self.command), true),
-            },
-        };
-        if derived {
-            crate::term::eprintln_escaped!(
-                "mcptape: server name `{server}` (derived from the command; --server NAME sets it)"
-            );
-        }
+        let server = self.server_name()?;
         let mode = mode::decide(
             self.record.as_deref(),
             self.replay.as_deref(),
@@ -75,11 +62,13 @@ impl cli::Proxy {
             .build()
             .map_err(ProcessError::Signals)?;
         let outcome = match mode {
-            Mode::Passthrough => runtime.block_on(self.upstream(None)).map(Outcome::exited),
+            Mode::Passthrough => runtime
+                .block_on(self.upstream(Layers::new()))
+                .map(Outcome::exited),
             Mode::RecordFailed { error, report } => {
                 unrecorded(&server, &crate::error::chain(&error), report.as_deref());
                 runtime
-                    .block_on(self.upstream(None))
+                    .block_on(self.upstream(Layers::new()))
                     .map(|code| Outcome::exited(code).recorded(false))
             }
             Mode::Record {
@@ -87,38 +76,14 @@ impl cli::Proxy {
                 report,
                 source,
                 recording,
-            } => {
-                let opened = store::ensure_dir(&tape)
-                    .and_then(|()| TapeWriter::open(&tape))
-                    .map(|w| w.limit(recording.max_bytes));
-                let writer = match (opened, &report) {
-                    (Ok(writer), _) => writer,
-                    (Err(e), _) if self.record.is_some() => return Err(e.into()),
-                    (Err(e), report) => {
-                        unrecorded(&server, &crate::error::chain(&e), report.as_deref());
-                        let code = runtime.block_on(self.upstream(None));
-                        runtime.shutdown_background();
-                        return code.map(|c| Outcome::exited(c).recorded(false));
-                    }
-                };
-                crate::term::eprintln_escaped!(
-                    "mcptape: recording server `{server}` into `{}` ({source})",
-                    tape.display()
-                );
-                let tap = Tap::start(writer, server.clone(), new_conn_id()?, recording.redactor);
-                let code = runtime.block_on(self.upstream(Some(tap.handle())));
-                let finished = tap.finish();
-                if let Some(err) = &finished.error {
-                    let problem = crate::error::chain(err);
-                    match &report {
-                        Some(dir) => report::leave_problem(dir, &server, &problem),
-                        None => outcome::problem(&format!(
-                            "the recording of server `{server}` is incomplete: {problem}"
-                        )),
-                    }
-                }
-                code.map(|c| Outcome::exited(c).recorded(finished.error.is_none()))
-            }
+            } => self.record_stdio(
+                &runtime,
+                &server,
+                &tape,
+                report.as_deref(),
+                &source,
+                &recording,
+            ),
             Mode::Replay {
                 tape,
                 report,
@@ -146,6 +111,56 @@ impl cli::Proxy {
         // A tokio stdin read may be parked on the blocking pool; do not wait for it.
         runtime.shutdown_background();
         outcome
+    }
+}
+
+impl cli::Proxy {
+    /// The server's name in the tape: `--server`, checked, or one derived from the URL or
+    /// the command (said on stderr).
+    fn server_name(&self) -> Result<String> {
+        if let Some(name) = &self.server {
+            mode::check_server_name(name)?;
+            return Ok(name.clone());
+        }
+        let server = match &self.url {
+            Some(url) => name_from_url(url),
+            None => derive_name(&self.command),
+        };
+        crate::term::eprintln_escaped!(
+            "mcptape: server name `{server}` (derived from the command; --server NAME sets it)"
+        );
+        Ok(server)
+    }
+
+    /// Records the stdio session into `tape`, the tap as the first layer; the exit status
+    /// is the server's, or 3 when the recording is not whole. A tape that cannot be opened
+    /// is an error with `--record`; from the environment the session goes on unrecorded.
+    fn record_stdio(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        server: &str,
+        tape: &Path,
+        report: Option<&Path>,
+        source: &str,
+        recording: &Recording,
+    ) -> Result<Outcome> {
+        let session = match RecordSession::open(tape, server, recording) {
+            Ok(session) => session,
+            Err(e) if self.record.is_some() => return Err(e.into()),
+            Err(e) => {
+                unrecorded(server, &crate::error::chain(&e), report);
+                let code = runtime.block_on(self.upstream(Layers::new()));
+                return code.map(|c| Outcome::exited(c).recorded(false));
+            }
+        };
+        crate::term::eprintln_escaped!(
+            "mcptape: recording server `{server}` into `{}` ({source})",
+            tape.display()
+        );
+        let code = runtime.block_on(self.upstream(Layers::new().push(session.layer())));
+        let recorded = session.finish();
+        let whole = crate::record::session::report(&recorded, server, report);
+        code.map(|c| Outcome::exited(c).recorded(whole))
     }
 }
 
@@ -295,16 +310,36 @@ impl cli::Proxy {
         Ok(Outcome::Ok.recorded(whole).replayed(replayed))
     }
 
-    /// Relays to the upstream the flags name: the command's process, or the URL.
-    async fn upstream(&self, tap: Option<TapHandle>) -> Result<u8> {
-        match &self.url {
-            Some(url) => {
-                let layers = crate::layer::Layers::new()
-                    .push_some(tap.map(crate::layer::tap::TapLayer::new));
-                http::relay(url, self.headers.clone(), layers, self.max_line_bytes).await
-            }
-            None => relay(&self.command, tap, self.max_line_bytes).await,
+    /// Relays to the upstream the flags name, through `layers`: the URL, or the
+    /// command's process — byte for byte when no layer must read a message first (and
+    /// `--relay` does not ask for lines), else line by line through the stdio pump.
+    async fn upstream(&self, layers: Layers) -> Result<u8> {
+        if let Some(url) = &self.url {
+            return http::relay(url, self.headers.clone(), layers, self.max_line_bytes).await;
         }
+        if !layers.reads_first() && self.relay == cli::Relay::Bytes {
+            return child::relay(&self.command, layers, self.max_line_bytes).await;
+        }
+        self.lines(layers).await
+    }
+
+    /// The command's process as a [`ChildLink`] behind `layers`, driven by the stdio pump
+    /// until the client or the server is gone, or a signal comes (passed on to the server).
+    async fn lines(&self, mut layers: Layers) -> Result<u8> {
+        let max_line = self.max_line_bytes;
+        let link = match ChildLink::spawn(&self.command, &[], None, max_line) {
+            Ok(link) => link,
+            Err(e) => {
+                child::start_failed(&mut layers, &self.command, &e);
+                return Err(e.into());
+            }
+        };
+        let mut signals = Signals::new()?;
+        let shutdown = async move { CloseReason::Signal(signals.recv().await) };
+        let link = Layered::new(link, layers);
+        let pumped = pump::serve(link, stdio::stdin(), stdio::stdout(), max_line, shutdown).await?;
+        // The server's exit status (a child link always ends `Closed::Exited`).
+        Ok(pumped.closed.status().exit_code())
     }
 }
 

@@ -204,6 +204,21 @@ impl Layers {
         }
     }
 
+    /// What [`Layers::room`] would wait for, taken now, so that a caller sharing the
+    /// stack (the byte relay's two directions) can wait without holding it. None when no
+    /// layer is behind: the live path then does not wait at all.
+    pub fn room_wait(&mut self) -> Option<Later<()>> {
+        let waits: Vec<Later<()>> = self.stack.iter_mut().filter_map(|l| l.room()).collect();
+        if waits.is_empty() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            for wait in waits {
+                wait.await;
+            }
+        }))
+    }
+
     /// Waits until every layer has room for more.
     pub async fn room(&mut self) {
         for layer in &mut self.stack {

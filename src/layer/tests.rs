@@ -143,3 +143,42 @@ async fn watching_layers_alone_leave_the_byte_relay_on() {
     layers.watch(Direction::Send, Bytes::from_static(b"{\"id\":1}\n"));
     assert_eq!(seen.lock().expect("lock").len(), 1);
 }
+
+/// A layer that is behind until its gate opens: `room` waits for the gate.
+struct Behind {
+    gate: Arc<tokio::sync::Notify>,
+    behind: bool,
+}
+
+impl Layer for Behind {
+    fn room(&mut self) -> Option<Later<()>> {
+        let gate = Arc::clone(&self.gate);
+        std::mem::take(&mut self.behind)
+            .then(|| -> Later<()> { Box::pin(async move { gate.notified().await }) })
+    }
+}
+
+#[tokio::test]
+async fn room_wait_is_none_while_no_layer_is_behind_and_waits_for_the_one_that_is() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let behind = |behind| Behind {
+        gate: Arc::clone(&gate),
+        behind,
+    };
+    let mut layers = Layers::new().push(behind(false));
+    assert!(
+        layers.room_wait().is_none(),
+        "nobody is behind: no wait at all"
+    );
+
+    let mut layers = layers.push(behind(true));
+    let mut wait = layers.room_wait().expect("one layer is behind");
+    // Taken without the stack: the stack stays usable while the wait is pending.
+    layers.watch(Direction::Send, Bytes::from_static(b"{}"));
+    assert!(
+        futures_util::FutureExt::now_or_never(&mut wait).is_none(),
+        "waits until the layer has room"
+    );
+    gate.notify_one();
+    wait.await;
+}

@@ -150,16 +150,6 @@ impl TapHandle {
         self.send_line(dir, bytes, 0);
     }
 
-    /// Waits until `n` more bytes may be queued for the writer (see [`MAX_QUEUED_BYTES`]);
-    /// they are held until [`TapHandle::line_reserved`] hands them over, or
-    /// [`TapHandle::release`] gives them back.
-    pub async fn reserve(&self, n: usize) {
-        let n = n.min(MAX_QUEUED_BYTES) as u32;
-        if let Ok(permit) = self.budget.acquire_many(n).await {
-            permit.forget();
-        }
-    }
-
     /// Reserves `n` bytes of the queue budget if they are free now; false if the writer
     /// is that far behind.
     pub fn try_reserve(&self, n: usize) -> bool {
@@ -184,7 +174,7 @@ impl TapHandle {
     }
 
     /// Gives back reserved bytes that will not be queued.
-    pub fn release(&self, n: usize) {
+    fn release(&self, n: usize) {
         self.budget.add_permits(n.min(MAX_QUEUED_BYTES));
     }
 

@@ -12,6 +12,7 @@ mod front_edges;
 mod http;
 mod http_limits;
 mod lifecycle;
+mod line_mode;
 mod loaders;
 mod meta;
 mod record;

@@ -1,35 +1,36 @@
-//! A server process as the upstream: the client's lines go to its stdin, its stdout
-//! lines come back, byte for byte, and the tap sees each line after it is forwarded.
+//! The byte relay: a server process behind our stdin/stdout, byte for byte, with the
+//! layers shown each line after it is forwarded.
 //!
 //! One `select!` loop owns the connection: the two directions run as tasks of a
 //! single-threaded runtime, and the loop watches them, the child, and signals. Each
-//! direction is a byte relay: what is read is written at once, whole lines or not, and
-//! only then cut into lines for the tap (so a line's tap event follows its last byte's
-//! forward with no await in between, keeping the tape in wire order). Shutdown follows the MCP stdio lifecycle: client closes stdin → the server's
-//! stdin is closed → wait → SIGTERM → wait → SIGKILL (graces in [`crate::process`]).
+//! direction copies what it reads at once, whole lines or not, and only then cuts it into
+//! lines for the layers ([`Layers::watch`]), with no await between a chunk's forward and
+//! its lines being shown, which keeps the tape in wire order. Only watching layers are
+//! driven this way (none [`reads_first`](crate::layer::Layer::reads_first)). After each
+//! chunk a direction waits for the layers' room ([`Layers::room_wait`]): nothing while the
+//! tape writer keeps up. Shutdown follows the MCP stdio lifecycle: client closes stdin →
+//! the server's stdin is closed → wait → SIGTERM → wait → SIGKILL (graces in
+//! [`crate::process`]).
 
 use std::process::ExitStatus;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::BytesMut;
 use nix::sys::signal::Signal;
-use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::task::JoinHandle;
 use tokio_util::codec::Decoder;
 
+use super::READ_BUFFER_BYTES;
 use crate::downstream::stdio;
 use crate::error::{ProcessError, Result};
 use crate::framing::{Frame, LineCodec};
-use crate::process::{self, SIGTERM_GRACE, Signals};
-use crate::record::tap::{LongLine, MAX_QUEUED_BYTES, TapHandle};
+use crate::layer::Layers;
+use crate::process::{self, SIGTERM_GRACE, Server, Signals};
+use crate::record::tap::LongLine;
 use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
-use crate::tape::lifecycle::LifecycleKind;
-
-/// Read buffer size for each direction.
-pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// How one direction of the relay ended.
 #[derive(Debug)]
@@ -50,59 +51,47 @@ struct Progress {
     writing: AtomicBool,
 }
 
-/// Cuts the forwarded byte stream into lines for the tap, after the bytes are on their
-/// way: the live path never waits for a line to be complete.
-struct Lines {
+/// The layer stack, shared by the two directions and the loop that closes it. It is
+/// only ever held for a synchronous call, never across an await.
+#[derive(Clone)]
+struct Shared(Arc<Mutex<Layers>>);
+
+impl Shared {
+    fn with<T>(&self, f: impl FnOnce(&mut Layers) -> T) -> T {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Cuts one direction's forwarded bytes into lines for the layers, after the bytes are
+/// on their way: the live path never waits for a line to be complete.
+struct Cutter {
     codec: LineCodec,
     pending: BytesMut,
     long: LongLine,
     dir: Direction,
-    tap: TapHandle,
-    /// Queue budget reserved for bytes not handed to the tap yet.
-    held: usize,
 }
 
-impl Lines {
-    fn push(&mut self, chunk: &[u8]) {
+impl Cutter {
+    fn push(&mut self, chunk: &[u8], layers: &mut Layers) {
         self.pending.extend_from_slice(chunk);
         while let Ok(Some(frame)) = self.codec.decode(&mut self.pending) {
-            self.record(frame);
+            self.show(frame, layers);
         }
     }
 
-    fn end(&mut self) {
+    fn end(&mut self, layers: &mut Layers) {
         while let Ok(Some(frame)) = self.codec.decode_eof(&mut self.pending) {
-            self.record(frame);
+            self.show(frame, layers);
         }
     }
 
-    /// Reserves queue budget for `n` more bytes, up to half the budget for what is still
-    /// in `pending` (a line too long to fit is not waited for: it could never complete).
-    async fn reserve(&mut self, n: usize) {
-        if self.held + n <= MAX_QUEUED_BYTES / 2 {
-            self.tap.reserve(n).await;
-            self.held += n;
-        }
-    }
-
-    fn take_budget(&mut self, len: usize) -> usize {
-        let give = self.held.min(len);
-        self.held -= give;
-        give
-    }
-
-    fn record(&mut self, frame: Frame) {
+    fn show(&mut self, frame: Frame, layers: &mut Layers) {
         match frame {
-            Frame::Line(bytes) => {
-                let budget = self.take_budget(bytes.len());
-                self.tap.line_reserved(self.dir, bytes, budget);
-            }
+            Frame::Line(bytes) => layers.watch(self.dir, bytes),
             Frame::Long { bytes, last, .. } => {
-                // Only its length and prefix are queued.
-                let budget = self.take_budget(bytes.len());
-                self.tap.release(budget);
+                // Only its length and prefix are kept.
                 if let Some((len, prefix)) = self.long.push(&bytes, last) {
-                    self.tap.oversize(self.dir, len, &prefix);
+                    layers.oversize(self.dir, len, &prefix);
                 }
             }
         }
@@ -110,12 +99,12 @@ impl Lines {
 }
 
 /// Copies bytes from `src` to `dst` as they arrive — a relay, line boundaries or not —
-/// and hands each complete line to the tap once it has been written.
+/// and shows each complete line to the layers once it has been written.
 async fn pump<R, W>(
     mut src: R,
     mut dst: W,
     dir: Direction,
-    tap: Option<TapHandle>,
+    layers: Option<Shared>,
     max_line: usize,
     progress: Arc<Progress>,
 ) -> PumpEnd
@@ -123,13 +112,14 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let mut lines = tap.map(|tap| Lines {
-        codec: LineCodec::new(max_line),
-        pending: BytesMut::new(),
-        long: LongLine::default(),
-        dir,
-        tap,
-        held: 0,
+    let mut cutter = layers.map(|layers| {
+        let cutter = Cutter {
+            codec: LineCodec::new(max_line),
+            pending: BytesMut::new(),
+            long: LongLine::default(),
+            dir,
+        };
+        (cutter, layers)
     });
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     loop {
@@ -147,69 +137,88 @@ where
         if !written {
             return PumpEnd::SinkGone;
         }
-        if let Some(lines) = &mut lines {
-            lines.reserve(chunk.len()).await;
-            lines.push(&chunk);
+        if let Some((cutter, layers)) = &mut cutter {
+            let wait = layers.with(|layers| {
+                cutter.push(&chunk, layers);
+                layers.room_wait()
+            });
+            if let Some(wait) = wait {
+                wait.await;
+            }
         }
     }
-    // A last line without its newline was forwarded too: record it.
-    if let Some(lines) = &mut lines {
-        lines.end();
+    // A last line without its newline was forwarded too: show it.
+    if let Some((cutter, layers)) = &mut cutter {
+        layers.with(|layers| cutter.end(layers));
     }
     PumpEnd::SourceClosed
 }
 
+/// The two directions of a running relay.
+struct Pumps {
+    up: JoinHandle<PumpEnd>,
+    down: JoinHandle<PumpEnd>,
+    up_done: bool,
+    down_done: bool,
+    down_progress: Arc<Progress>,
+}
+
 /// Runs the server and relays until it is gone; returns the exit code to pass on.
-pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> Result<u8> {
-    let lifecycle = |kind, params| {
-        if let Some(tap) = &tap {
-            tap.lifecycle(kind, params);
-        }
-    };
-    let close = |close: Close| {
-        if let Some(tap) = &tap {
-            tap.close(&close);
-        }
-    };
+pub async fn relay(argv: &[String], mut layers: Layers, max_line: usize) -> Result<u8> {
     let mut server = match process::spawn_server(argv, &[], None) {
         Ok(server) => server,
         Err(e) => {
-            lifecycle(LifecycleKind::Start, json!({"command": argv}));
-            close(Close::new(
-                CloseReason::StartFailed(crate::error::chain(&e)),
-                CloseStatus::Unknown,
-            ));
+            super::start_failed(&mut layers, argv, &e);
             return Err(e.into());
         }
     };
-    lifecycle(
-        LifecycleKind::Start,
-        json!({"command": argv, "pid": server.pid}),
-    );
+    layers.event(&super::start_event(argv, Some(server.pid)));
+    let shared = (!layers.is_empty()).then(|| Shared(Arc::new(Mutex::new(layers))));
 
     let mut signals = Signals::new()?;
     let child_in = server.child.stdin.take().expect("stdin is piped");
     let child_out = server.child.stdout.take().expect("stdout is piped");
-    let mut up: JoinHandle<PumpEnd> = tokio::spawn(pump(
+    let up = tokio::spawn(pump(
         stdio::stdin(),
         child_in,
         Direction::Send,
-        tap.clone(),
+        shared.clone(),
         max_line,
         Arc::default(),
     ));
     let down_progress = Arc::new(Progress::default());
-    let mut down: JoinHandle<PumpEnd> = tokio::spawn(pump(
+    let down = tokio::spawn(pump(
         child_out,
         stdio::stdout(),
         Direction::Recv,
-        tap.clone(),
+        shared.clone(),
         max_line,
         Arc::clone(&down_progress),
     ));
+    let mut pumps = Pumps {
+        up,
+        down,
+        up_done: false,
+        down_done: false,
+        down_progress,
+    };
+    let (reason, status) = supervise(&mut server, &mut signals, &mut pumps).await?;
+    drain(&server, &mut pumps).await;
+    pumps.down.abort();
+    pumps.up.abort();
+    if let Some(shared) = &shared {
+        shared.with(|layers| layers.close(&Close::new(reason, CloseStatus::of(status))));
+    }
+    Ok(process::exit_code(status))
+}
 
-    let mut up_done = false;
-    let mut down_done = false;
+/// Watches the directions, the server and our signals until the server has exited;
+/// returns why the connection ended and the server's status.
+async fn supervise(
+    server: &mut Server,
+    signals: &mut Signals,
+    pumps: &mut Pumps,
+) -> Result<(CloseReason, ExitStatus)> {
     let mut kill_at: Option<tokio::time::Instant> = None;
     let mut reason = CloseReason::ServerExited;
     let status: ExitStatus = loop {
@@ -222,8 +231,8 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
                 server.signal(sig);
                 kill_at.get_or_insert(tokio::time::Instant::now() + SIGTERM_GRACE);
             }
-            end = &mut up, if !up_done => {
-                up_done = true;
+            end = &mut pumps.up, if !pumps.up_done => {
+                pumps.up_done = true;
                 // The pump dropped the server's stdin on return: that is the MCP way to
                 // ask a stdio server to exit.
                 if matches!(end, Ok(PumpEnd::SourceClosed)) {
@@ -231,14 +240,14 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
                     break server.stop().await?;
                 }
             }
-            end = &mut down, if !down_done => {
-                down_done = true;
+            end = &mut pumps.down, if !pumps.down_done => {
+                pumps.down_done = true;
                 if matches!(end, Ok(PumpEnd::SinkGone)) {
                     reason = CloseReason::ClientStoppedReading;
-                    if !up_done {
+                    if !pumps.up_done {
                         // Dropping the up pump closes the server's stdin.
-                        up.abort();
-                        let _ = (&mut up).await;
+                        pumps.up.abort();
+                        let _ = (&mut pumps.up).await;
                     }
                     break server.stop().await?;
                 }
@@ -250,18 +259,26 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
             }
         }
     };
-    // Whatever the server wrote before it exited still reaches the client, however slowly
-    // the client reads. Only a stdout that stays open with nothing coming (something the
-    // server left running holds it) is cut: SIGKILL to the group, then give up.
-    let mut seen = down_progress.steps.load(Ordering::Relaxed);
+    Ok((reason, status))
+}
+
+/// Whatever the server wrote before it exited still reaches the client, however slowly
+/// the client reads. Only a stdout that stays open with nothing coming (something the
+/// server left running holds it) is cut: SIGKILL to the group, then give up.
+async fn drain(server: &Server, pumps: &mut Pumps) {
+    let progress = &pumps.down_progress;
+    let mut seen = progress.steps.load(Ordering::Relaxed);
     let mut killed = false;
-    while !down_done {
-        if tokio::time::timeout(SIGTERM_GRACE, &mut down).await.is_ok() {
-            down_done = true;
+    while !pumps.down_done {
+        if tokio::time::timeout(SIGTERM_GRACE, &mut pumps.down)
+            .await
+            .is_ok()
+        {
+            pumps.down_done = true;
             continue;
         }
-        let now = down_progress.steps.load(Ordering::Relaxed);
-        if now != seen || down_progress.writing.load(Ordering::Relaxed) {
+        let now = progress.steps.load(Ordering::Relaxed);
+        if now != seen || progress.writing.load(Ordering::Relaxed) {
             seen = now;
         } else if !killed {
             server.signal(Signal::SIGKILL);
@@ -270,10 +287,6 @@ pub async fn relay(argv: &[String], tap: Option<TapHandle>, max_line: usize) -> 
             break;
         }
     }
-    down.abort();
-    up.abort();
-    close(Close::new(reason, CloseStatus::of(status)));
-    Ok(process::exit_code(status))
 }
 
 fn wait_result(status: std::io::Result<ExitStatus>, command: &str) -> Result<ExitStatus> {
@@ -286,7 +299,8 @@ fn wait_result(status: std::io::Result<ExitStatus>, command: &str) -> Result<Exi
     })
 }
 
-async fn sleep_until(at: Option<tokio::time::Instant>) {
+/// Sleeps until `at`, or forever when there is no deadline.
+pub(super) async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
