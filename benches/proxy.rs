@@ -388,7 +388,7 @@ fn order(bins: usize, round: usize) -> Vec<usize> {
     v
 }
 
-/// Figures per kind (index in `Kind::ALL`) and binary (`None` for the floors).
+/// Figures per mode and binary (`None` for the floors, which serve every binary).
 type Table = Vec<(Kind, Option<usize>, Figures)>;
 
 fn measure(plan: &Plan, sizes: &Sizes) -> Table {
