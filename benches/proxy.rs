@@ -123,7 +123,8 @@ struct Sizes {
 
 #[derive(Default, Clone)]
 struct Figures {
-    small_us: Vec<f64>,
+    /// The small round trips, one list per session (round).
+    small_us: Vec<Vec<f64>>,
     mb1_mbps: Vec<f64>,
     mb16_mbps: Vec<f64>,
     first_ms: Vec<f64>,
@@ -208,6 +209,15 @@ fn median(v: &[f64]) -> f64 {
     percentile(v, 0.5)
 }
 
+impl Figures {
+    /// The small round trips' `q` percentile: the median over the rounds of each round's,
+    /// so that a round another process disturbed does not decide it.
+    fn small(&self, q: f64) -> f64 {
+        let rounds: Vec<f64> = self.small_us.iter().map(|r| percentile(r, q)).collect();
+        median(&rounds)
+    }
+}
+
 /// One session of the fixed script: initialize, small round trips, 1 MB and 16 MB answers.
 fn script(argv: &[String], env: &[(&str, String)], sizes: &Sizes, fig: &mut Figures) {
     let start = Instant::now();
@@ -215,6 +225,7 @@ fn script(argv: &[String], env: &[(&str, String)], sizes: &Sizes, fig: &mut Figu
     s.round_trip(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
     fig.first_ms.push(start.elapsed().as_secs_f64() * 1e3);
     let mut id = 1;
+    let mut small = Vec::with_capacity(sizes.small);
     for _ in 0..sizes.small {
         let req = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello, small world"}}}}}}"#
@@ -222,8 +233,9 @@ fn script(argv: &[String], env: &[(&str, String)], sizes: &Sizes, fig: &mut Figu
         id += 1;
         let t = Instant::now();
         s.round_trip(&req);
-        fig.small_us.push(t.elapsed().as_secs_f64() * 1e6);
+        small.push(t.elapsed().as_secs_f64() * 1e6);
     }
+    fig.small_us.push(small);
     for (count, bytes, out) in [(sizes.mb1, 1usize << 20, 0), (sizes.mb16, 16 << 20, 1)] {
         for _ in 0..count {
             let req = format!(
@@ -470,7 +482,7 @@ fn main() {
         }
     } else {
         Sizes {
-            rounds: 3,
+            rounds: 9,
             small: 2000,
             mb1: 20,
             mb16: 4,

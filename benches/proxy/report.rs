@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{Bin, Figures, Kind, RELAY_MODE, Table, median, percentile};
+use crate::{Bin, Figures, Kind, RELAY_MODE, Table, median};
 
 fn figures(table: &Table, kind: Kind, bin: Option<usize>) -> Option<&Figures> {
     let bin = if kind.floor() { None } else { bin };
@@ -15,7 +15,7 @@ fn figures(table: &Table, kind: Kind, bin: Option<usize>) -> Option<&Figures> {
 }
 
 fn row(kind: Kind, bin: Option<&Bin>, f: &Figures) -> Value {
-    let p = |q: f64| percentile(&f.small_us, q);
+    let p = |q: f64| f.small(q);
     json!({
         "mode": kind.name(),
         "binary": bin.map(|b| b.label),
@@ -31,7 +31,7 @@ fn row(kind: Kind, bin: Option<&Bin>, f: &Figures) -> Value {
 /// mode's added latency ÷ the relay's.
 fn ratios(table: &Table, bin: usize) -> Value {
     let get = |k: Kind| figures(table, k, Some(bin));
-    let q = |k: Kind, q: f64| get(k).map_or(f64::NAN, |f| percentile(&f.small_us, q));
+    let q = |k: Kind, q: f64| get(k).map_or(f64::NAN, |f| f.small(q));
     let added = |k: Kind, p: f64| q(k, p) - q(Kind::Direct, p);
     let vs_relay = |k: Kind, p: f64| added(k, p) / added(Kind::Relay, p);
     let mb = |k: Kind, big: bool| {
