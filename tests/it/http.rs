@@ -32,29 +32,58 @@ pub(crate) struct HttpServer {
 impl HttpServer {
     pub(crate) fn start() -> HttpServer {
         let argv = everything_server();
+        // It prints the port it was given, not the one it got: the preload says that.
         let mut cmd = Command::new(&argv[0]);
-        cmd.arg(&argv[1]).arg("streamableHttp");
-        HttpServer::launch(cmd)
+        cmd.arg("--require")
+            .arg(peer("listening_port.cjs"))
+            .arg(&argv[1])
+            .arg("streamableHttp");
+        HttpServer::launch(cmd, "bound to port ")
     }
 
-    /// Runs `cmd` with `PORT` set to a free port, and waits for it to say it listens.
-    fn launch(mut cmd: Command) -> HttpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("bind")
-            .local_addr()
-            .expect("addr")
-            .port();
+    /// Runs `cmd` with `PORT=0` (the kernel picks a free port, so nothing can take it in
+    /// between) and reads the port from the stderr line that follows `said`.
+    fn launch(mut cmd: Command, said: &'static str) -> HttpServer {
         let mut child = cmd
-            .env("PORT", port.to_string())
+            .env("PORT", "0")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the HTTP server");
-        after_stderr_line(&mut child, "listening on port", "the HTTP server");
+        let rest = after_stderr_line(&mut child, said, "the HTTP server");
+        let port: u16 = rest
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("the HTTP server said `{said}{rest}`, not a port"));
+        assert_ne!(
+            port, 0,
+            "the HTTP server said the port it was given, not its own"
+        );
         HttpServer {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+/// A loopback port that refuses connections for as long as this lives: a socket bound
+/// there that does not listen, so no other process can take the port meanwhile.
+pub(crate) struct RefusingPort {
+    _socket: tokio::net::TcpSocket,
+    pub(crate) addr: std::net::SocketAddr,
+}
+
+impl RefusingPort {
+    pub(crate) fn bind() -> RefusingPort {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        socket
+            .bind(([127, 0, 0, 1], 0).into())
+            .expect("bind a loopback port");
+        let addr = socket.local_addr().expect("its address");
+        RefusingPort {
+            _socket: socket,
+            addr,
         }
     }
 }
@@ -133,7 +162,7 @@ fn streams_closed_early_are_resumed_with_last_event_id() {
     let env = Env::new();
     let mut cmd = Command::new("node");
     cmd.arg(peer("ts_polling_server.mjs"));
-    let server = HttpServer::launch(cmd);
+    let server = HttpServer::launch(cmd, "listening on port ");
     let tape = env.path("late.ndjson");
     let mut p = Proc::spawn(
         env.mcptape(["proxy", "--server", "polling", "--record"])
@@ -181,12 +210,8 @@ fn unreachable_and_failing_urls_answer_the_client_with_errors() {
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
     // Nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let refusing = RefusingPort::bind();
+    let url = format!("http://{}/mcp", refusing.addr);
     let mut p = Proc::spawn(
         env.mcptape(["proxy", "--server", "x", "--record"])
             .arg(&tape)

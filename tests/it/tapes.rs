@@ -32,16 +32,40 @@ fn mcporter_sample_tapes_load_with_their_connections() {
         // The reader cuts `_meta` out exactly: the rest is the message as mcporter wrote it.
         let raw = std::fs::read_to_string(&path).expect("read");
         for (entry, line) in tape.entries.iter().zip(raw.lines()) {
-            let text = entry.message.text();
-            assert!(
-                line.starts_with(text.trim_end_matches('}')),
+            let meta = meta_after_message(line, entry.message.text(), entry.line);
+            assert_eq!(meta["dir"], entry.meta.dir.as_str(), "line {}", entry.line);
+            assert_eq!(
+                meta["server"],
+                entry.meta.server.as_str(),
                 "line {}",
                 entry.line
             );
-            assert!(!text.contains("\"_meta\":{\"dir\""), "line {}", entry.line);
         }
     }
     assert_eq!(seen, 2, "both mcporter versions' samples are read");
+}
+
+/// The `_meta` object of tape line `line` (number `n`), checked to follow the message
+/// `text` exactly: the line is the message's bytes without its closing `}`, then
+/// `,"_meta":`, one JSON object and the `}` that closes the message again.
+fn meta_after_message(line: &str, text: &str, n: usize) -> serde_json::Value {
+    let body = text
+        .strip_suffix('}')
+        .unwrap_or_else(|| panic!("line {n}: the message does not end with `}}`: {text}"));
+    let rest = line
+        .strip_prefix(body)
+        .unwrap_or_else(|| panic!("line {n}: the line is not the message's bytes: {line}"));
+    let meta = rest
+        .strip_prefix(",\"_meta\":")
+        .and_then(|m| m.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("line {n}: `,\"_meta\":{{…}}}}` does not follow: {rest}"));
+    let meta: serde_json::Value = serde_json::from_str(meta)
+        .unwrap_or_else(|e| panic!("line {n}: `_meta` is not one JSON value ({e}): {meta}"));
+    assert!(
+        meta.is_object(),
+        "line {n}: `_meta` is not an object: {meta}"
+    );
+    meta
 }
 
 #[test]

@@ -3,7 +3,7 @@
 // (@modelcontextprotocol/sdk 1.32.2), for mcptape's resumption test.
 //
 // Usage:
-//     PORT=N node ts_polling_server.mjs
+//     PORT=N node ts_polling_server.mjs    (PORT=0: any free port; it prints the one it got)
 //
 // It keeps its events in an event log (the SDK's EventStore interface; the SDK's
 // example store cannot replay the GET stream, whose id starts with `_`), so its SSE
@@ -89,4 +89,6 @@ createServer(async (req, res) => {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     }
     await transport.handleRequest(req, res, body);
-}).listen(port, '127.0.0.1', () => console.error(`listening on port ${port}`));
+}).listen(port, '127.0.0.1', function () {
+    console.error(`listening on port ${this.address().port}`);
+});
