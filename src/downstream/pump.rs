@@ -4,8 +4,10 @@
 //! they are read, what [`Link::next`] gives is written to the client one write per
 //! line, and `shutdown` (a future the caller passes: our signals, or a test's trigger)
 //! ends it. When the client closes its side the link is told ([`Link::end_input`]) and
-//! the pump goes on writing what it is still owed until the link says it is done; then
-//! the link is closed with the reason the pump saw.
+//! the pump goes on writing what it is still owed until the link says it is done; a
+//! shutdown likewise ([`Link::interrupt`]: a child gets the signal and what it writes
+//! before it exits still reaches the client). Then the link is closed with the reason the
+//! pump saw. A message a layer holds (waiting for a decision) never holds off a shutdown.
 //!
 //! This is the stdio proxy's path for a remote server (`--url`), for replay, and for a
 //! child server when a layer must read messages before they are forwarded. A child with
@@ -43,6 +45,8 @@ enum State {
     Open,
     /// The client closed its side; writing what is still owed.
     Draining,
+    /// A shutdown came; writing what the link still gives, then closing for this reason.
+    Interrupted(CloseReason),
     /// Done, for this reason.
     Done(CloseReason),
 }
@@ -72,16 +76,25 @@ where
             State::Done(reason) => break reason,
             State::Open => tokio::select! {
                 biased;
-                reason = &mut shutdown => State::Done(reason),
+                reason = &mut shutdown => interrupt(&mut link, reason).await,
                 frame = input.next() => match frame {
                     Some(Ok(Frame::Line(line))) => {
                         let end = crate::framing::content(&line).len();
-                        if !line[..end].trim_ascii().is_empty() {
-                            // A failure to take a notification or an answer is not the
-                            // client's to hear (it has no id); the end shows in `next`.
-                            let _ = link.send(Message::new(line.slice(..end))).await;
+                        if line[..end].trim_ascii().is_empty() {
+                            State::Open
+                        } else {
+                            // A layer may hold a message (a call waiting for approval):
+                            // a shutdown still ends the wait.
+                            let msg = Message::new(line.slice(..end));
+                            tokio::select! {
+                                biased;
+                                reason = &mut shutdown => interrupt(&mut link, reason).await,
+                                // A failure to take a notification or an answer is not
+                                // the client's to hear (it has no id); the end shows in
+                                // `next`.
+                                _ = link.send(msg) => State::Open,
+                            }
                         }
-                        State::Open
                     }
                     Some(Ok(Frame::Long { bytes, last, .. })) => {
                         if let Some((len, prefix)) = long.push(&bytes, last) {
@@ -98,16 +111,33 @@ where
             },
             State::Draining => tokio::select! {
                 biased;
-                reason = &mut shutdown => State::Done(reason),
+                reason = &mut shutdown => interrupt(&mut link, reason).await,
                 incoming = link.next() => match incoming {
                     None => State::Done(CloseReason::ClientClosedStdin),
                     some => deliver(some, &mut output, &mut buf, State::Draining).await,
+                },
+            },
+            // The shutdown has resolved: it is not polled again.
+            State::Interrupted(reason) => match link.next().await {
+                None => State::Done(reason),
+                some => match deliver(some, &mut output, &mut buf, State::Open).await {
+                    State::Done(_) => State::Done(reason),
+                    _ => State::Interrupted(reason),
                 },
             },
         };
     };
     let closed = link.close(reason.clone()).await?;
     Ok(Pumped { closed, reason })
+}
+
+/// A shutdown came: the link is told, and drained first if it still owes the client.
+async fn interrupt<L: Link>(link: &mut L, reason: CloseReason) -> State {
+    if link.interrupt(&reason).await {
+        State::Interrupted(reason)
+    } else {
+        State::Done(reason)
+    }
 }
 
 /// Writes what the upstream gave to the client: the state to go on in, or why it ends.

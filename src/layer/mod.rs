@@ -312,6 +312,10 @@ impl<L: Link> Link for Layered<L> {
         self.link.end_input().await;
     }
 
+    async fn interrupt(&mut self, reason: &CloseReason) -> bool {
+        self.link.interrupt(reason).await
+    }
+
     async fn close(mut self, reason: CloseReason) -> Result<Closed> {
         let closed = self.link.close(reason.clone()).await;
         let status = match &closed {

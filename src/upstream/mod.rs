@@ -24,12 +24,15 @@ use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::LifecycleKind;
 use crate::verdict::Verdict;
 
+pub mod any;
 pub mod child;
 pub mod http;
 pub mod pick;
 pub mod replay;
 pub mod script;
 pub mod sse;
+
+pub use any::AnyLink;
 
 /// A transport-level fact for the tape (`$http/session`, `$http/status`, …): a lifecycle
 /// kind and its params. Layers see it ([`crate::layer::Layer::event`]); the client never
@@ -116,6 +119,16 @@ pub trait Link: Send {
     /// owed.
     fn end_input(&mut self) -> impl Future<Output = ()> + Send {
         async {}
+    }
+
+    /// A shutdown came (a signal to us, with `reason`). True when the link still has
+    /// something to give the client before it is closed — then [`Link::next`] goes on
+    /// until it ends: a child is passed the signal and what it writes before it exits
+    /// still reaches the client; a remote's answers under way may finish within their
+    /// grace. By default nothing more is owed.
+    fn interrupt(&mut self, reason: &CloseReason) -> impl Future<Output = bool> + Send {
+        let _ = reason;
+        async { false }
     }
 
     /// Ends the upstream the way its transport asks (close stdin → wait → SIGTERM →

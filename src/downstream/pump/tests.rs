@@ -139,3 +139,68 @@ async fn a_line_too_long_to_hold_reaches_the_engine_as_a_divergence() {
         other => panic!("{other:?}"),
     }
 }
+
+/// An upstream that owes one last message once interrupted (as a child writes before it
+/// exits), and holds every client message until the end (as a layer waiting for a
+/// person's decision would).
+struct Owing {
+    interrupted: bool,
+    last: Option<Message>,
+}
+
+impl Link for Owing {
+    async fn send(&mut self, _msg: Message) -> Result<(), crate::error::LinkError> {
+        std::future::pending().await
+    }
+
+    async fn next(&mut self) -> Option<Incoming> {
+        if !self.interrupted {
+            std::future::pending::<()>().await;
+        }
+        self.last.take().map(Incoming::Message)
+    }
+
+    async fn interrupt(&mut self, _reason: &CloseReason) -> bool {
+        self.interrupted = true;
+        true
+    }
+
+    async fn close(self, _reason: CloseReason) -> Result<Closed> {
+        Ok(Closed::Remote)
+    }
+}
+
+#[tokio::test]
+async fn a_shutdown_ends_a_held_message_and_what_the_link_still_owes_reaches_the_client() {
+    let link = Owing {
+        interrupted: false,
+        last: Some(Message::new(r#"{"jsonrpc":"2.0","method":"bye"}"#)),
+    };
+    let (mut client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        let _ = rx.await;
+        CloseReason::Signal(nix::sys::signal::Signal::SIGTERM)
+    };
+    let pump = tokio::spawn(serve(link, r, w, 1 << 20, shutdown));
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n")
+        .await
+        .expect("write");
+    // The held message cannot be told apart from a slow one from outside; the shutdown
+    // must end it either way.
+    tokio::task::yield_now().await;
+    tx.send(()).expect("send");
+    let mut last = String::new();
+    BufReader::new(&mut client)
+        .read_line(&mut last)
+        .await
+        .expect("read");
+    assert_eq!(last, "{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}\n");
+    let pumped = pump.await.expect("join").expect("pump");
+    assert_eq!(
+        pumped.reason,
+        CloseReason::Signal(nix::sys::signal::Signal::SIGTERM)
+    );
+}

@@ -1,9 +1,11 @@
 //! A server process as a [`Link`], line by line: each client message is one line on its
 //! stdin, each stdout line one server message.
 //!
-//! Writing to the child is a task of its own, fed by a bounded channel, so a server that
-//! stops reading holds up at most [`INPUT_QUEUE_LINES`] messages before [`Link::send`]
-//! waits, and never a read of its stdout. [`Link::next`] is cancel-safe: the framing
+//! Writing to the child is a task of its own, fed by a channel that [`Link::send`] never
+//! waits on: a server that is blocked writing its stdout (because nobody reads it while
+//! `send` waits) and so not reading its stdin would otherwise deadlock the pump, which
+//! polls `send` and `next` from one loop. What a server does not read waits in memory, as
+//! it would in the client's own pipe buffer. [`Link::next`] is cancel-safe: the framing
 //! keeps partial lines, and the shutdown's deadlines live in the link, not in the future.
 //!
 //! Shutdown has the timing of the byte relay and [`crate::process::Server::stop`]: once
@@ -38,9 +40,6 @@ use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::{Closed, Event, Incoming, Link};
 
-/// How many client messages may wait for a server that is slow to read its stdin.
-pub const INPUT_QUEUE_LINES: usize = 64;
-
 /// Where the end of the server has got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -68,7 +67,7 @@ pub struct ChildLink {
     server: Server,
     argv: Vec<String>,
     /// Lines for the writer task; None once the client has said everything.
-    input: Option<mpsc::Sender<Bytes>>,
+    input: Option<mpsc::UnboundedSender<Bytes>>,
     writer: JoinHandle<()>,
     output: FramedRead<ChildStdout, LineCodec>,
     long: LongLine,
@@ -90,7 +89,7 @@ impl ChildLink {
         let mut server = process::spawn_server(argv, env, cwd)?;
         let stdin = server.child.stdin.take().expect("stdin is piped");
         let stdout = server.child.stdout.take().expect("stdout is piped");
-        let (tx, rx) = mpsc::channel(INPUT_QUEUE_LINES);
+        let (tx, rx) = mpsc::unbounded_channel();
         Ok(ChildLink {
             argv: argv.to_vec(),
             input: Some(tx),
@@ -219,7 +218,7 @@ fn oversize_event(len: usize, prefix: &[u8]) -> Event {
 
 /// Writes the client's lines to the server's stdin until the link drops its sender (then
 /// the stdin is closed: the MCP way to ask the server to exit) or the server is gone.
-async fn write_input(mut stdin: ChildStdin, mut lines: mpsc::Receiver<Bytes>) {
+async fn write_input(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<Bytes>) {
     while let Some(line) = lines.recv().await {
         if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
             return;
@@ -238,7 +237,7 @@ impl Link for ChildLink {
         let mut line = BytesMut::with_capacity(bytes.len() + 1);
         line.extend_from_slice(&bytes);
         line.extend_from_slice(b"\n");
-        input.send(line.freeze()).await.map_err(|_| LinkError::Gone)
+        input.send(line.freeze()).map_err(|_| LinkError::Gone)
     }
 
     async fn next(&mut self) -> Option<Incoming> {
@@ -275,6 +274,19 @@ impl Link for ChildLink {
         }
     }
 
+    async fn interrupt(&mut self, reason: &CloseReason) -> bool {
+        if let CloseReason::Signal(sig) = reason
+            && self.status.is_none()
+        {
+            // Passed on as it came, as the byte relay does; SIGKILL after a grace. What
+            // the server writes until it exits still reaches the client.
+            self.input = None;
+            self.server.signal(*sig);
+            self.phase = Phase::Termed(Instant::now() + SIGTERM_GRACE);
+        }
+        true
+    }
+
     async fn close(mut self, reason: CloseReason) -> Result<Closed> {
         self.input = None;
         // What the client still had queued is not owed any more: close the stdin now.
@@ -282,6 +294,8 @@ impl Link for ChildLink {
         if self.status.is_none() {
             let now = Instant::now();
             match (&reason, self.phase) {
+                // Already passed on by `interrupt`.
+                (CloseReason::Signal(_), Phase::Termed(_) | Phase::Killed) => {}
                 (CloseReason::Signal(sig), _) => {
                     // Passed on as it came, as the byte relay does; SIGKILL after a grace.
                     self.server.signal(*sig);

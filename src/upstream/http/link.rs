@@ -133,6 +133,12 @@ impl Link for HttpLink {
         self.deadline = Some(Instant::now() + DRAIN_GRACE);
     }
 
+    async fn interrupt(&mut self, _reason: &CloseReason) -> bool {
+        // What is under way may still finish, within the drain's grace.
+        self.end_input().await;
+        true
+    }
+
     async fn close(self, _reason: CloseReason) -> Result<Closed> {
         if let Some(worker) = self.worker {
             // Its tasks go with it (their set is dropped).
