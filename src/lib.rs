@@ -21,7 +21,7 @@
 //! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
 //!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
 //!   expiry); [`endings`] awaits its upstream `DELETE`s at shutdown.
-//! - [`redact`] keeps secrets off tapes with the rules of [`redact_rules`]; [`entropy`] is
+//! - [`redact`] keeps secrets off tapes with the rules of [`redact::rules`]; [`redact::entropy`] is
 //!   `redact --check`'s guess at secrets no rule knows.
 //! - [`cmd`] holds one file per subcommand, each returning an [`outcome::Outcome`];
 //!   [`cli`] their arguments (clap data and value parsers); [`error`] the errors;
@@ -39,7 +39,6 @@ pub mod depth;
 pub mod downstream;
 pub mod duration;
 pub mod endings;
-pub mod entropy;
 pub mod error;
 pub mod framing;
 pub mod front;
@@ -55,10 +54,7 @@ pub mod outcome;
 pub mod process;
 pub mod record;
 pub mod redact;
-mod redact_pem;
-pub mod redact_rules;
 pub mod report;
-mod scanner;
 pub mod tape;
 pub mod term;
 pub mod upstream;

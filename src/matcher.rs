@@ -40,7 +40,7 @@ pub const VOLATILE_META_KEYS: &[&str] = &[
 ];
 
 /// The placeholder redaction writes; in a recorded message it matches anything.
-pub const REDACTED: &str = "[REDACTED]";
+pub const REDACTED: &str = crate::redact::REDACTED;
 
 /// A dot-path glob over a JSON document: `params.arguments.ts`, `**.timestamp`,
 /// `result.content.*.text`. `*` is one key or array index, `**` any number of them.

@@ -13,7 +13,7 @@
 //! - **Shapes**, in any string: `Bearer`/`Basic` credentials, JWTs, the `user:password` of a
 //!   URL, credential-named URL parameters, `name=value` / `name: "value"` assignments of
 //!   credential names, PEM private keys, and the key formats of about fifty providers —
-//!   on word boundaries only. The name and shape tables live in [`crate::redact_rules`].
+//!   on word boundaries only. The name and shape tables live in [`crate::redact::rules`].
 //! - **Literals**: the values of the environment variables named in `MCPTAPE_REDACT`.
 //! - A string that is itself JSON (`content[].text` of many tools) is redacted as JSON,
 //!   keeping its own formatting.
@@ -28,7 +28,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// The replacement text.
-pub const REDACTED: &str = crate::matcher::REDACTED;
+pub const REDACTED: &str = "[REDACTED]";
 /// Environment variable: comma-separated names of variables whose values are secrets.
 pub const ENV_REDACT: &str = "MCPTAPE_REDACT";
 /// Environment variable: `1` records without redaction.
@@ -37,10 +37,14 @@ pub const ENV_NO_REDACT: &str = "MCPTAPE_NO_REDACT";
 /// occur by chance).
 pub const MIN_LITERAL_CHARS: usize = 6;
 
+pub mod entropy;
+mod pem;
 pub mod rule;
+pub mod rules;
+mod scanner;
 
-pub use crate::redact_rules::is_secret_name;
-use crate::redact_rules::{self, is_secret_assignment_name};
+use crate::redact::rules::is_secret_assignment_name;
+pub use crate::redact::rules::is_secret_name;
 pub use rule::Rule;
 
 /// `?name=value` parameters of URLs and `;name=value` of connection strings (the value,
@@ -221,12 +225,12 @@ impl Redactor {
         if self.off {
             return Cow::Borrowed(text);
         }
-        crate::scanner::redact(self, text)
+        crate::redact::scanner::redact(self, text)
     }
 
     /// Where the message still holds something that looks like a secret.
     pub fn findings(&self, text: &str) -> Vec<Finding> {
-        crate::scanner::findings(self, text)
+        crate::redact::scanner::findings(self, text)
     }
 
     /// Byte spans of secrets in a plain string, with the rule of each, merged.
@@ -239,10 +243,10 @@ impl Redactor {
         let has_assignment = memchr::memchr2(b'=', b':', b).is_some();
         let has_param = has_assignment && memchr::memchr3(b'?', b'&', b'#', b).is_some()
             || memchr::memchr(b';', b).is_some();
-        redact_rules::shape_spans(s, &mut spans);
+        rules::shape_spans(s, &mut spans);
         for caps in URL_PARAM.captures_iter(if has_param { s } else { "" }) {
             let name = caps.get(1).map_or("", |m| m.as_str());
-            if redact_rules::is_secret_param(name)
+            if rules::is_secret_param(name)
                 && let Some(m) = caps.get(2)
             {
                 spans.push((m.start(), m.end(), Rule::UrlParameter));

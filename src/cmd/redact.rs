@@ -1,17 +1,17 @@
 //! `mcptape redact TAPE [--check [--strict]]`: the recording-time redaction, applied to a
 //! tape that already exists — or, with `--check`, a report of what still looks like a
 //! secret, for pre-commit hooks and CI on committed fixtures. `--check` also reports the
-//! possible secrets of [`crate::entropy`], which fail it only with `--strict`.
+//! possible secrets of [`crate::redact::entropy`], which fail it only with `--strict`.
 
 use std::io::Write;
 
 use crate::cli;
-use crate::entropy;
 use crate::error::{Error, Result};
 use crate::message;
 use crate::mode::{self};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
+use crate::redact::entropy;
 use crate::tape::format::Cut;
 use crate::tape::lines::{self, Class, LineReader};
 use crate::tape::store;

@@ -3,7 +3,7 @@
 //!
 //! Nothing dispatches on a rule's display name: the rule that needs a check of its own
 //! (a `Bearer`/`Basic` token must look like one) is told by its variant. The key formats
-//! of the providers are data, one table row each in [`crate::redact_rules`]; their rule
+//! of the providers are data, one table row each in [`crate::redact::rules`]; their rule
 //! is [`Rule::Key`] with the row's [`Provider`].
 
 use std::fmt;
@@ -105,7 +105,7 @@ impl FromStr for Rule {
         GENERIC
             .into_iter()
             .chain(
-                crate::redact_rules::key_providers()
+                crate::redact::rules::key_providers()
                     .into_iter()
                     .map(Rule::Key),
             )

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::error::TapeError;
+use crate::tape::TapeError;
 use crate::tape::format::Direction;
 use crate::tape::group::{Grouper, Span};
 use crate::tape::lifecycle::LifecycleKind;

@@ -12,7 +12,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::error::TapeError;
+use crate::tape::TapeError;
 use crate::tape::format::{self, Cut, Meta};
 use crate::tape::kind::{self, FileKind};
 use crate::tape::torn;

@@ -20,6 +20,7 @@
 
 pub mod census;
 pub mod close;
+mod error;
 pub mod format;
 pub mod group;
 pub mod kind;
@@ -34,6 +35,7 @@ pub mod writer;
 
 pub use census::Census;
 pub use close::{Close, CloseReason, CloseStatus};
+pub use error::TapeError;
 pub use format::{Direction, Meta};
 pub use lifecycle::{Lifecycle, LifecycleKind};
 pub use reader::{Connection, Entry, Tape};

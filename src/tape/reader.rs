@@ -13,8 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::TapeError;
 use crate::message::Message;
+use crate::tape::TapeError;
 use crate::tape::format::{Cut, Meta};
 use crate::tape::group::Grouper;
 use crate::tape::lifecycle::LifecycleKind;

@@ -27,7 +27,7 @@ use std::path::Path;
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 
-use crate::error::TapeError;
+use crate::tape::TapeError;
 use crate::tape::kind::{self, FileKind};
 
 /// The "others may write" bit of a mode.

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-use crate::error::TapeError;
 use crate::message::{Kind, Message};
+use crate::tape::TapeError;
 use crate::tape::format::{self, Cut, Direction};
 use crate::tape::group::Grouper;
 use crate::tape::lifecycle::LifecycleKind;

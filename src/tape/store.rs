@@ -11,7 +11,7 @@ use std::fs;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::TapeError;
+use crate::tape::TapeError;
 use crate::tape::safety;
 
 /// Where tapes live when `MCPTAPE_HOME` is not set: `~/.mcptape`.

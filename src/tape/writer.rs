@@ -11,7 +11,7 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::TapeError;
+use crate::tape::TapeError;
 use crate::tape::safety;
 
 /// An open tape, appended to line by line.

@@ -1,6 +1,6 @@
 use super::*;
 use crate::redact::Redactor;
-use crate::redact_rules::key_providers;
+use crate::redact::rules::key_providers;
 
 #[test]
 fn every_rule_reads_back_from_its_name() {

@@ -199,7 +199,7 @@ impl Check {
             Check::LongRun => s
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|run| run.len() >= 20),
-            Check::PemBase64 => crate::redact_pem::is_base64_private_key(whole),
+            Check::PemBase64 => crate::redact::pem::is_base64_private_key(whole),
         }
     }
 }
@@ -363,7 +363,7 @@ static KEY_FORMATS: &[KeyFormat] = &[
     key("LangSmith key", r"lsv2_(?:pt|sk)_", r"[a-f0-9]{32}_[a-f0-9]{10}(?-u:\b)", Check::None).starts("lsv2_"),
     key("Tailscale key", r"tskey-(?:api|auth|client|webhook|scim)-", r"[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}(?-u:\b)", Check::Random).starts("tskey-"),
     key("Fly.io token", r"(?:fo1_|fm[12][ar]?_)", r"[A-Za-z0-9_+/\-]{43,}={0,3}", Check::Random).starts("fo1_|fm1_|fm2_|fm1a_|fm1r_|fm2a_|fm2r_"),
-    key("base64 PEM private key", crate::redact_pem::BASE64_BEGIN, r"[A-Za-z0-9+/]{40,}={0,2}", Check::PemBase64),
+    key("base64 PEM private key", crate::redact::pem::BASE64_BEGIN, r"[A-Za-z0-9+/]{40,}={0,2}", Check::PemBase64),
     key("1Password token", r"ops_eyJ", r"[A-Za-z0-9+/]{250,}={0,3}", Check::None),
     key("RubyGems key", r"rubygems_", r"[a-f0-9]{48}(?-u:\b)", Check::None),
     key("Dynatrace token", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}(?-u:\b)", Check::None),
@@ -567,5 +567,4 @@ pub fn providers() -> Vec<&'static str> {
 }
 
 #[cfg(test)]
-#[path = "redact_rules_tests.rs"]
 pub(crate) mod tests;

@@ -29,7 +29,7 @@
 //! The walk is iterative (a stack of containers, no recursion over the document), and
 //! JSON carried in strings is looked into up to 4 levels deep, as redaction does.
 
-use crate::redact_rules::words;
+use crate::redact::rules::words;
 
 /// Shortest token looked at, in characters.
 pub const MIN_TOKEN_CHARS: usize = 20;
@@ -217,7 +217,7 @@ fn string(s: &str, path: &str, nesting: usize, out: &mut Vec<String>) {
     }
     // Certificates and public keys are public: their base64 is not a possible secret.
     let public = match memchr::memmem::find(s.as_bytes(), b"-----BEGIN ") {
-        Some(_) => crate::redact_pem::public_blocks(s),
+        Some(_) => crate::redact::pem::public_blocks(s),
         None => Vec::new(),
     };
     // Tokens come in order: one cursor walks the blocks once.
@@ -455,5 +455,4 @@ fn base64_text(t: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "entropy_tests.rs"]
 mod tests;

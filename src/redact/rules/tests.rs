@@ -154,8 +154,8 @@ fn cases() -> Vec<Case> {
         keeping("credential URL parameter", "https://b.s3.amazonaws.com/k?X-Amz-Security-Token=", format!("{}%2F{}%3D", f(&an, 100), f(&an, 200)), "https://b.s3.amazonaws.com/k?X-Amz-Date=20240101T000000Z"),
         case("Slack token", format!("xoxc-{}-{}-{}-{}", f(DIGITS, 12), f(DIGITS, 12), f(DIGITS, 13), f(HEX, 64)), "xoxc-not-a-token"),
         case("Slack token", format!("xoxd-{}%2F{}%3D", f(&an, 60), f(&an, 90)), "xoxd-example-cookie-name"),
-        case("base64 PEM private key", crate::redact_pem::tests::encode(format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n", f(&b6, 64)).as_bytes()), crate::redact_pem::tests::encode(format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", f(&b6, 64)).as_bytes())),
-        case("base64 PEM private key", crate::redact_pem::tests::encode(format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n", f(&b6, 64)).as_bytes()), crate::redact_pem::tests::encode(b"-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n")),
+        case("base64 PEM private key", crate::redact::pem::tests::encode(format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n", f(&b6, 64)).as_bytes()), crate::redact::pem::tests::encode(format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", f(&b6, 64)).as_bytes())),
+        case("base64 PEM private key", crate::redact::pem::tests::encode(format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n", f(&b6, 64)).as_bytes()), crate::redact::pem::tests::encode(b"-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n")),
     ]
 }
 

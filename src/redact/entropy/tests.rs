@@ -2,7 +2,7 @@
 //! secrets, the look-alikes (ids, hashes, UUIDs, images, cursors, identifiers) are not.
 
 use super::*;
-use crate::redact_rules::tests::fake;
+use crate::redact::rules::tests::fake;
 
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
