@@ -316,11 +316,10 @@ fn a_standalone_proxy_record_to_a_full_disk_exits_3() {
 fn the_http_front_recording_to_a_full_disk_exits_3() {
     use std::io::{Read, Write};
     let env = Env::new();
-    // A port nobody listens on: the upstream refuses, the session is still recorded.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
+    // A port nobody listens on (held bound, so nothing else takes it): the upstream
+    // refuses, the session is still recorded.
+    let refusing = crate::http::RefusingPort::bind();
+    let closed = refusing.addr;
     let mut front = env
         .mcptape(["proxy", "--server", "remote", "--listen", "127.0.0.1:0"])
         .args([
