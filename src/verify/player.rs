@@ -71,10 +71,10 @@ fn connect(target: &Target, max_line: usize) -> Result<AnyLink, String> {
     }
 }
 
-/// Plays the client's side of `conn` through `link`: what was found, and how the link
-/// ended.
-pub(super) async fn play(
-    link: AnyLink,
+/// Plays the client's side of `conn` through `link` (the live server's [`AnyLink`], or
+/// any other upstream): what was found, and how the link ended.
+pub(super) async fn play<L: Link>(
+    link: L,
     tape: &Tape,
     conn: &Connection,
     opts: &Options,
@@ -113,10 +113,10 @@ pub(super) async fn play(
     player.finish().await
 }
 
-/// One connection being played: the live server, what the tape answers for the client,
-/// and what was found so far.
-struct Player<'a> {
-    link: AnyLink,
+/// One connection being played: the live server's link, what the tape answers for the
+/// client, and what was found so far.
+struct Player<'a, L> {
+    link: L,
     answers: Answers,
     opts: &'a Options,
     read_only: &'a HashSet<String>,
@@ -125,7 +125,7 @@ struct Player<'a> {
     gone: Option<String>,
 }
 
-impl Player<'_> {
+impl<L: Link> Player<'_, L> {
     /// Plays one recorded request (`rest` is what the tape holds after it), waits for its
     /// answer and classifies it; `initialize` is played, not classified.
     async fn request(
@@ -367,3 +367,6 @@ fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played
         live: None,
     }
 }
+
+#[cfg(test)]
+mod tests;
