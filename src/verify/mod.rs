@@ -17,8 +17,9 @@
 //!
 //! Parts: `compare` classifies one answer ([`Class`], [`Played`], [`compare()`]);
 //! `answers` holds the tape's client answers to server requests; `player` plays one
-//! connection ([`run_connection`]) through `wire`, the live server's side (a child or an
-//! HTTP session). The player only sends, receives and stops through the wire.
+//! connection ([`run_connection`]): a downstream driving the live server as an
+//! [`crate::upstream::AnyLink`] (a child process or an HTTP session, with no layers). It
+//! only sends, receives and stops through the [`crate::upstream::Link`].
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -31,7 +32,6 @@ use crate::tape::{Direction, Tape};
 mod answers;
 mod compare;
 mod player;
-mod wire;
 
 pub use compare::{Class, Played, compare};
 pub use player::run_connection;

@@ -1,28 +1,38 @@
-//! Playing one recorded connection: the client's side of the tape goes to the live server
-//! through the [`Wire`], one recorded request at a time.
+//! Playing one recorded connection: verify's player, the downstream that plays the
+//! client's side of the tape to any [`Link`] (a live server: a child process or an HTTP
+//! session, as [`AnyLink`]), one recorded request at a time.
 //!
-//! Each request is played, then its answer awaited (with the per-call timeout) while the
-//! server's own requests are answered from the tape ([`Answers`]), then classified
-//! ([`compare()`]). Once the server is gone (it stopped reading, closed its output, or
-//! refused to initialize) nothing more is sent, and every later request is `not-played`.
+//! Each request is sent ([`Link::send`]), then its answer awaited on [`Link::next`]
+//! (with the per-call timeout) while the server's own requests are answered from the tape
+//! ([`Answers`]), then classified ([`compare()`]). An HTTP failure of the request
+//! ([`Incoming::Refused`]) is heard as the JSON-RPC error the stdio pump gives its client
+//! for it, so it is classified like any error answer. Once the server is gone (it stopped
+//! reading, closed its output, or refused to initialize) nothing more is sent, and every
+//! later request is `not-played`. At the end the link is told the client has said
+//! everything ([`Link::end_input`]), what it still gives is read and not compared (so
+//! what was sent reaches the server, and a server busy writing still exits), and it is
+//! closed ([`Link::close`]).
 
 use std::collections::HashSet;
 
-use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::framing;
+use crate::layer::{Layered, Layers};
 use crate::matcher::{self, comparable};
 use crate::message::{self, Kind, Message, Shape};
+use crate::tape::close::CloseReason;
 use crate::tape::{Connection, Direction, Entry, Tape};
+use crate::upstream::child::ChildLink;
+use crate::upstream::http::{self, HttpLink, Remote};
+use crate::upstream::{AnyLink, Closed, Incoming, Link};
 
 use super::answers::Answers;
 use super::compare::{Class, Played, compare, is_error};
-use super::wire::Wire;
 use super::{Options, Run, Target};
 
-/// Verifies one recorded connection against a fresh `argv` server.
+/// Verifies one recorded connection against a fresh live server at `target`.
 pub async fn run_connection(
     tape: &Tape,
     conn: &Connection,
@@ -31,14 +41,8 @@ pub async fn run_connection(
     read_only: &HashSet<String>,
     used: &mut [bool],
 ) -> Result<Run> {
-    let entries: Vec<&Entry> = conn
-        .entries
-        .iter()
-        .map(|&i| &tape.entries[i])
-        .filter(|e| e.meta.dir != Direction::Lifecycle)
-        .collect();
-    let wire = match Wire::start(target, opts.max_line) {
-        Ok(w) => w,
+    let link = match connect(target, opts.max_line) {
+        Ok(link) => link,
         Err(problem) => {
             return Ok(Run {
                 problems: vec![problem],
@@ -47,8 +51,44 @@ pub async fn run_connection(
             });
         }
     };
+    let (mut run, closed) = play(link, tape, conn, opts, read_only, used).await;
+    if let Err(e) = closed {
+        run.problems.push(crate::error::chain(&e));
+    }
+    Ok(run)
+}
+
+/// Starts the live server (or opens the session) for one connection, with no layers; the
+/// text of the error chain when it cannot be.
+fn connect(target: &Target, max_line: usize) -> Result<AnyLink, String> {
+    match target {
+        Target::Command(argv) => ChildLink::spawn(argv, &[], None, max_line)
+            .map(|link| AnyLink::Child(Layered::new(link, Layers::new())))
+            .map_err(|e| crate::error::chain(&e)),
+        Target::Url(url, headers) => Remote::new(url, headers.clone())
+            .map(|remote| AnyLink::Http(Layered::new(HttpLink::new(remote), Layers::new())))
+            .map_err(|e| crate::error::chain(&e)),
+    }
+}
+
+/// Plays the client's side of `conn` through `link` (the live server's [`AnyLink`], or
+/// any other upstream): what was found, and how the link ended.
+pub(super) async fn play<L: Link>(
+    link: L,
+    tape: &Tape,
+    conn: &Connection,
+    opts: &Options,
+    read_only: &HashSet<String>,
+    used: &mut [bool],
+) -> (Run, Result<Closed>) {
+    let entries: Vec<&Entry> = conn
+        .entries
+        .iter()
+        .map(|&i| &tape.entries[i])
+        .filter(|e| e.meta.dir != Direction::Lifecycle)
+        .collect();
     let mut player = Player {
-        wire,
+        link,
         answers: Answers::new(&entries),
         opts,
         read_only,
@@ -63,19 +103,20 @@ pub async fn run_connection(
         match entry.message.kind() {
             Kind::Request => player.request(conn, entry, &entries[i + 1..], used).await,
             Kind::Notification if player.gone.is_none() => {
-                player.wire.send(entry.message.text()).await;
+                // A notification the server cannot take shows as its end, in `next`.
+                let _ = player.link.send(entry.message.clone()).await;
             }
             // The client's answers to server requests are given when the server asks.
             _ => {}
         }
     }
-    Ok(player.finish().await)
+    player.finish().await
 }
 
-/// One connection being played: the live server, what the tape answers for the client,
-/// and what was found so far.
-struct Player<'a> {
-    wire: Wire,
+/// One connection being played: the live server's link, what the tape answers for the
+/// client, and what was found so far.
+struct Player<'a, L> {
+    link: L,
     answers: Answers,
     opts: &'a Options,
     read_only: &'a HashSet<String>,
@@ -84,7 +125,7 @@ struct Player<'a> {
     gone: Option<String>,
 }
 
-impl Player<'_> {
+impl<L: Link> Player<'_, L> {
     /// Plays one recorded request (`rest` is what the tape holds after it), waits for its
     /// answer and classifies it; `initialize` is played, not classified.
     async fn request(
@@ -109,7 +150,7 @@ impl Player<'_> {
             self.run.outcomes.push(played);
             return;
         }
-        if !self.wire.send(msg.text()).await {
+        if self.link.send(msg.clone()).await.is_err() {
             self.gone = Some(format!(
                 "not played: the server stopped reading before tape line {}",
                 entry.line
@@ -170,19 +211,18 @@ impl Player<'_> {
     /// server's own requests meanwhile; `None` when the server is gone.
     async fn answer(&mut self, line: usize, want: &str) -> Option<Message> {
         loop {
-            let bytes = self.wire.next().await?;
-            let text = framing::content(&bytes);
-            if text.trim_ascii().is_empty() {
+            let live = match self.link.next().await? {
+                Incoming::Message(msg) => msg,
+                Incoming::Refused { request, error } => match refusal(&request, &error) {
+                    Some(answer) => answer,
+                    // A notification's failure is no answer of anyone's.
+                    None => continue,
+                },
+                Incoming::Event(_) => continue,
+            };
+            let Some(live) = self.message(live) else {
                 continue;
-            }
-            if message::shape(text) != Shape::Object {
-                self.run.problems.push(format!(
-                    "the server wrote a line that is not a JSON-RPC message: {}",
-                    String::from_utf8_lossy(&text[..text.len().min(80)])
-                ));
-                continue;
-            }
-            let live = Message::new(Bytes::copy_from_slice(text));
+            };
             match live.kind() {
                 Kind::Response | Kind::Error if live.id() == Some(want) => return Some(live),
                 Kind::Response | Kind::Error => self.run.problems.push(format!(
@@ -193,6 +233,28 @@ impl Player<'_> {
                 _ => {}
             }
         }
+    }
+
+    /// A server line as a message: `None` for a blank line, and for one that is not a
+    /// JSON object (a problem of the run's, naming its start).
+    fn message(&mut self, live: Message) -> Option<Message> {
+        let text = framing::content(live.raw());
+        if text.trim_ascii().is_empty() {
+            return None;
+        }
+        if message::shape(text) != Shape::Object {
+            self.run.problems.push(format!(
+                "the server wrote a line that is not a JSON-RPC message: {}",
+                String::from_utf8_lossy(&text[..text.len().min(80)])
+            ));
+            return None;
+        }
+        let end = text.len();
+        Some(if end == live.raw().len() {
+            live
+        } else {
+            Message::new(live.bytes().slice(..end))
+        })
     }
 
     /// Answers a request of the server's, asked during tape line `line`: with the tape's
@@ -212,7 +274,8 @@ impl Player<'_> {
                 .to_string()
             }
         };
-        self.wire.send(&reply).await;
+        // A server that cannot take it shows as its end, in `next`.
+        let _ = self.link.send(Message::new(reply)).await;
     }
 
     /// The handshake's answer: an error ends the play of this connection.
@@ -252,14 +315,25 @@ impl Player<'_> {
         played.differences = diffs;
     }
 
-    /// Stops the server; the reason play ended early, if it did, is a problem of the run.
-    async fn finish(mut self) -> Run {
+    /// Ends the play: the reason it ended early, if it did, is a problem of the run; the
+    /// link hears the client is done, what it still gives is read (not compared), and it
+    /// is closed.
+    async fn finish(mut self) -> (Run, Result<Closed>) {
         if let Some(why) = self.gone.take() {
             self.run.problems.push(why);
         }
-        self.wire.stop().await;
-        self.run
+        self.link.end_input().await;
+        while self.link.next().await.is_some() {}
+        let closed = self.link.close(CloseReason::ClientClosedStdin).await;
+        (self.run, closed)
     }
+}
+
+/// A failed request (an HTTP status, an unreachable server, a stream cut before the
+/// answer) as the JSON-RPC error answering it, with the HTTP error's text: what the stdio
+/// pump tells its client. `None` for a message without an id.
+fn refusal(request: &Message, error: &crate::error::HttpError) -> Option<Message> {
+    http::error_for(request, &error.to_string()).map(Message::new)
 }
 
 /// The recorded answer to `request` among the entries after it.
@@ -293,3 +367,6 @@ fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played
         live: None,
     }
 }
+
+#[cfg(test)]
+mod tests;

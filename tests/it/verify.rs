@@ -339,3 +339,20 @@ fn the_output_file_is_never_written_through_a_link_or_into_a_fifo() {
     }
     assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "V");
 }
+
+#[test]
+fn a_server_that_closes_its_output_and_lingers_is_stopped_and_the_run_is_broken() {
+    // Its stdout ends before it exits, and closing its stdin does not end it: it is
+    // stopped the MCP way (SIGTERM after the grace), not waited for without end.
+    let env = Env::new();
+    record_example(&env);
+    let out = run(env
+        .mcptape(["verify", "s", "--allow-writes", "--", "sh", "-c"])
+        .arg("exec 1>&-; exec sleep 1000"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("not played: the server closed its output at tape line"),
+        "{}",
+        text(&out)
+    );
+}

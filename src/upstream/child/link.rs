@@ -301,7 +301,11 @@ impl Link for ChildLink {
                     self.server.signal(*sig);
                     self.phase = Phase::Termed(now + SIGTERM_GRACE);
                 }
-                (_, Phase::Running) => self.phase = Phase::Asked(now + STDIN_CLOSE_GRACE),
+                // A server whose stdout ended before it exited (it closed it, and lingers)
+                // is asked like a running one, not waited for without end.
+                (_, Phase::Running | Phase::Done) => {
+                    self.phase = Phase::Asked(now + STDIN_CLOSE_GRACE);
+                }
                 _ => {}
             }
         }
