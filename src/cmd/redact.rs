@@ -4,6 +4,7 @@
 //! possible secrets of [`crate::redact::entropy`], which fail it only with `--strict`.
 
 use std::io::Write;
+use std::path::Path;
 
 use crate::cli;
 use crate::error::{Error, Result};
@@ -12,8 +13,9 @@ use crate::mode::{self};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
 use crate::redact::entropy;
-use crate::tape::format::Cut;
-use crate::tape::lines::{self, Class, LineReader};
+use crate::tape::Direction;
+use crate::tape::format::{Cut, Meta};
+use crate::tape::lines::{self, Class, LineReader, Read};
 use crate::tape::store;
 
 impl cli::Redact {
@@ -47,154 +49,262 @@ struct Found {
 /// Redacts (or checks) one tape, read line by line as every reader reads one
 /// ([`LineReader`], [`lines::classify`]).
 fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
-    {
-        let path = mode::session_path(session)?;
-        let mut reader = LineReader::open(&path)?;
-        let mut out: Vec<u8> = Vec::new();
-        let mut raw = Vec::new();
-        let mut findings = Vec::new();
-        let mut possible = 0;
-        let mut changed = 0;
-        loop {
-            raw.clear();
-            let Some(read) = reader.next_into(&mut raw)? else {
-                break;
-            };
-            let number = read.number;
-            // The line's end as it was: any `\r` before its `\n`, and the `\n`.
-            let body_len = raw.len() - raw.iter().rev().take_while(|&&b| b == b'\r').count();
-            let mut ending = raw[body_len..].to_vec();
-            if read.terminated {
-                ending.push(b'\n');
-            }
-            let (meta, message) = match lines::classify(&raw, read.terminated) {
-                Class::Blank => {
-                    out.extend_from_slice(&raw);
-                    out.extend_from_slice(if read.terminated { b"\n" } else { b"" });
-                    continue;
-                }
-                // A torn last line (a crash mid-write) is not an entry: it cannot be
-                // checked, and a rewrite leaves it out.
-                Class::Torn(reason) if !read.terminated => {
-                    if check {
-                        findings.push(format!(
-                            "{}:{number}: (torn last line, cannot be checked: {reason})",
-                            path.display()
-                        ));
-                    } else {
-                        crate::term::eprintln_escaped!(
-                            "mcptape: warning: `{}` line {number}: torn last line left out ({reason})",
-                            path.display()
-                        );
-                        changed += 1;
-                    }
-                    continue;
-                }
-                // A torn line that a later writer ended: it stays a torn line (`{`), so
-                // the connection it may belong to still says so, and the other lines keep
-                // their numbers; nothing of what it held is kept.
-                Class::Torn(reason) => {
-                    if check {
-                        findings.push(format!(
-                            "{}:{number}: (torn line, cannot be checked: {reason})",
-                            path.display()
-                        ));
-                    } else {
-                        crate::term::eprintln_escaped!(
-                            "mcptape: warning: `{}` line {number}: torn line emptied to `{{` ({reason})",
-                            path.display()
-                        );
-                        out.push(b'{');
-                        out.extend_from_slice(&ending);
-                        changed += 1;
-                    }
-                    continue;
-                }
-                Class::Bad(reason) => return Err(reader.bad(number, reason).into()),
-                Class::Entry { meta, cut, lead } => (meta, message_of(&raw[lead..body_len], cut)),
-            };
-            if check {
-                let found = redactor.findings(&message);
-                for f in &found {
-                    findings.push(format!(
-                        "{}:{number}: {} ({})",
-                        path.display(),
-                        f.path,
-                        f.rule
-                    ));
-                }
-                for s in entropy::possible_secrets(&message) {
-                    if !found.iter().any(|f| f.path == s.path) {
-                        possible += 1;
-                        findings.push(format!(
-                            "{}:{number}: {} (possible secret)",
-                            path.display(),
-                            s.path
-                        ));
-                    }
-                }
-                continue;
-            }
-            let mut redacted = redactor.message(&message).into_owned();
-            if meta.dir == crate::tape::Direction::Lifecycle {
-                redacted = without_off_mark(redacted);
-            }
-            if redacted == message {
-                out.extend_from_slice(&raw);
-                out.extend_from_slice(if read.terminated { b"\n" } else { b"" });
-                continue;
-            }
-            changed += 1;
-            // Keep the `_meta` member exactly as it was; only the message changes.
-            let body = std::str::from_utf8(&raw[..body_len])
-                .map_err(|_| reader.bad(number, "not UTF-8".into()))?;
-            let meta = message::raw_member(body, &["_meta"])
-                .ok_or_else(|| reader.bad(number, "no `_meta`".into()))?;
-            let head = redacted.trim_end().strip_suffix('}').unwrap_or(&redacted);
-            let sep = if head.trim_end().ends_with('{') {
-                ""
-            } else {
-                ","
-            };
-            out.extend_from_slice(format!("{head}{sep}\"_meta\":{meta}}}").as_bytes());
-            out.extend_from_slice(&ending);
+    let path = mode::session_path(session)?;
+    let mut reader = LineReader::open(&path)?;
+    let mut pass = if check {
+        Pass::Check(Checked::default())
+    } else {
+        Pass::Rewrite(Rewrite::default())
+    };
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        let Some(read) = reader.next_into(&mut raw)? else {
+            break;
+        };
+        pass.line(&reader, redactor, &Line::new(&raw, read))?;
+    }
+    match pass {
+        Pass::Check(checked) => checked.report(&path),
+        Pass::Rewrite(rewrite) => rewrite.save(&path),
+    }
+}
+
+/// One line of the tape as it was read.
+struct Line<'a> {
+    /// The line without its `\n`.
+    raw: &'a [u8],
+    /// Its 1-based number.
+    number: usize,
+    /// False for a last line without `\n`.
+    terminated: bool,
+    /// The line's length without the `\r`s before its end.
+    body_len: usize,
+}
+
+impl<'a> Line<'a> {
+    fn new(raw: &'a [u8], read: Read) -> Line<'a> {
+        Line {
+            raw,
+            number: read.number,
+            terminated: read.terminated,
+            body_len: raw.len() - raw.iter().rev().take_while(|&&b| b == b'\r').count(),
         }
-        if check {
-            let mut stdout = std::io::stdout().lock();
-            for f in &findings {
-                writeln!(stdout, "{}", crate::term::line(f)).map_err(Error::Stdout)?;
+    }
+
+    /// Its `\n`, when it had one.
+    fn newline(&self) -> &'static [u8] {
+        if self.terminated { b"\n" } else { b"" }
+    }
+
+    /// The line's end as it was: any `\r` before its `\n`, and the `\n`.
+    fn push_ending(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.raw[self.body_len..]);
+        out.extend_from_slice(self.newline());
+    }
+
+    /// The line as it was, its end included.
+    fn push_whole(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.raw);
+        out.extend_from_slice(self.newline());
+    }
+}
+
+/// What a pass over one tape gathers: a report (`--check`) or the rewritten tape.
+enum Pass {
+    /// `--check`.
+    Check(Checked),
+    /// The rewrite.
+    Rewrite(Rewrite),
+}
+
+impl Pass {
+    /// Takes one line: a blank line is kept, a torn one reported, a broken one is an
+    /// error, an entry is checked or redacted.
+    fn line(&mut self, reader: &LineReader, redactor: &Redactor, line: &Line) -> Result<()> {
+        let path = reader.path();
+        let (meta, message) = match lines::classify(line.raw, line.terminated) {
+            Class::Blank => {
+                if let Pass::Rewrite(rewrite) = self {
+                    line.push_whole(&mut rewrite.out);
+                }
+                return Ok(());
             }
-            if findings.is_empty() {
-                crate::term::eprintln_escaped!(
-                    "mcptape: nothing in `{}` looks like a secret",
-                    path.display()
-                );
-                return Ok(Found::default());
+            Class::Torn(reason) => {
+                match self {
+                    Pass::Check(checked) => checked.torn(path, line, &reason),
+                    Pass::Rewrite(rewrite) => rewrite.torn(path, line, &reason),
+                }
+                return Ok(());
             }
-            let secrets = findings.len() - possible;
-            if secrets > 0 {
-                crate::term::eprintln_escaped!(
-                    "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
-                    secrets,
-                    if secrets == 1 { "" } else { "s" },
+            Class::Bad(reason) => return Err(reader.bad(line.number, reason).into()),
+            Class::Entry { meta, cut, lead } => {
+                (meta, message_of(&line.raw[lead..line.body_len], cut))
+            }
+        };
+        match self {
+            Pass::Check(checked) => checked.entry(path, line.number, redactor, &message),
+            Pass::Rewrite(rewrite) => rewrite.entry(reader, line, redactor, &meta, &message)?,
+        }
+        Ok(())
+    }
+}
+
+/// What `--check` has found so far: one line of report each.
+#[derive(Default)]
+struct Checked {
+    findings: Vec<String>,
+    /// How many of them are possible secrets only.
+    possible: usize,
+}
+
+impl Checked {
+    /// A torn line (a crash mid-write) is not an entry: it cannot be checked.
+    fn torn(&mut self, path: &Path, line: &Line, reason: &str) {
+        let which = if line.terminated {
+            "torn line"
+        } else {
+            "torn last line"
+        };
+        self.findings.push(format!(
+            "{}:{}: ({which}, cannot be checked: {reason})",
+            path.display(),
+            line.number
+        ));
+    }
+
+    /// The values of an entry that the rules call secrets, then the possible secrets
+    /// among the rest.
+    fn entry(&mut self, path: &Path, number: usize, redactor: &Redactor, message: &str) {
+        let found = redactor.findings(message);
+        for f in &found {
+            self.findings.push(format!(
+                "{}:{number}: {} ({})",
+                path.display(),
+                f.path,
+                f.rule
+            ));
+        }
+        for s in entropy::possible_secrets(message) {
+            if !found.iter().any(|f| f.path == s.path) {
+                self.possible += 1;
+                self.findings.push(format!(
+                    "{}:{number}: {} (possible secret)",
                     path.display(),
-                    if secrets == 1 { "s" } else { "" }
-                );
+                    s.path
+                ));
             }
-            if possible > 0 {
-                crate::term::eprintln_escaped!(
-                    "mcptape: {} value{} in `{}` hold{} possible secrets (high-entropy tokens): review them; --strict fails on them",
-                    possible,
-                    if possible == 1 { "" } else { "s" },
-                    path.display(),
-                    if possible == 1 { "s" } else { "" }
-                );
-            }
-            return Ok(Found { secrets, possible });
         }
-        if changed > 0 {
-            store::replace_file(&path, &out)?;
+    }
+
+    /// Prints the findings on stdout and what they add up to on stderr.
+    fn report(self, path: &Path) -> Result<Found> {
+        let mut stdout = std::io::stdout().lock();
+        for f in &self.findings {
+            writeln!(stdout, "{}", crate::term::line(f)).map_err(Error::Stdout)?;
         }
+        if self.findings.is_empty() {
+            crate::term::eprintln_escaped!(
+                "mcptape: nothing in `{}` looks like a secret",
+                path.display()
+            );
+            return Ok(Found::default());
+        }
+        let possible = self.possible;
+        let secrets = self.findings.len() - possible;
+        if secrets > 0 {
+            crate::term::eprintln_escaped!(
+                "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
+                secrets,
+                if secrets == 1 { "" } else { "s" },
+                path.display(),
+                if secrets == 1 { "s" } else { "" }
+            );
+        }
+        if possible > 0 {
+            crate::term::eprintln_escaped!(
+                "mcptape: {} value{} in `{}` hold{} possible secrets (high-entropy tokens): review them; --strict fails on them",
+                possible,
+                if possible == 1 { "" } else { "s" },
+                path.display(),
+                if possible == 1 { "s" } else { "" }
+            );
+        }
+        Ok(Found { secrets, possible })
+    }
+}
+
+/// The rewritten tape so far, and how many entries changed.
+#[derive(Default)]
+struct Rewrite {
+    out: Vec<u8>,
+    changed: usize,
+}
+
+impl Rewrite {
+    /// A torn last line (a crash mid-write) is left out. A torn line that a later writer
+    /// ended stays a torn line (`{`), so the connection it may belong to still says so,
+    /// and the other lines keep their numbers; nothing of what it held is kept.
+    fn torn(&mut self, path: &Path, line: &Line, reason: &str) {
+        let number = line.number;
+        if line.terminated {
+            crate::term::eprintln_escaped!(
+                "mcptape: warning: `{}` line {number}: torn line emptied to `{{` ({reason})",
+                path.display()
+            );
+            self.out.push(b'{');
+            line.push_ending(&mut self.out);
+        } else {
+            crate::term::eprintln_escaped!(
+                "mcptape: warning: `{}` line {number}: torn last line left out ({reason})",
+                path.display()
+            );
+        }
+        self.changed += 1;
+    }
+
+    /// Writes an entry with its `message` redacted; an entry the redaction leaves alone
+    /// keeps its line byte for byte.
+    fn entry(
+        &mut self,
+        reader: &LineReader,
+        line: &Line,
+        redactor: &Redactor,
+        meta: &Meta,
+        message: &str,
+    ) -> Result<()> {
+        let mut redacted = redactor.message(message).into_owned();
+        if meta.dir == Direction::Lifecycle {
+            redacted = without_off_mark(redacted);
+        }
+        if redacted == message {
+            line.push_whole(&mut self.out);
+            return Ok(());
+        }
+        self.changed += 1;
+        // Keep the `_meta` member exactly as it was; only the message changes.
+        let body = std::str::from_utf8(&line.raw[..line.body_len])
+            .map_err(|_| reader.bad(line.number, "not UTF-8".into()))?;
+        let meta = message::raw_member(body, &["_meta"])
+            .ok_or_else(|| reader.bad(line.number, "no `_meta`".into()))?;
+        let head = redacted.trim_end().strip_suffix('}').unwrap_or(&redacted);
+        let sep = if head.trim_end().ends_with('{') {
+            ""
+        } else {
+            ","
+        };
+        self.out
+            .extend_from_slice(format!("{head}{sep}\"_meta\":{meta}}}").as_bytes());
+        line.push_ending(&mut self.out);
+        Ok(())
+    }
+
+    /// Replaces the tape when anything changed, and says how much.
+    fn save(self, path: &Path) -> Result<Found> {
+        if self.changed > 0 {
+            store::replace_file(path, &self.out)?;
+        }
+        let changed = self.changed;
         crate::term::eprintln_escaped!(
             "mcptape: redacted {changed} entr{} of `{}`",
             if changed == 1 { "y" } else { "ies" },

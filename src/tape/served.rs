@@ -18,11 +18,11 @@ use bytes::Bytes;
 use crate::message::{Kind, Message};
 use crate::tape::TapeError;
 use crate::tape::format::{self, Cut, Direction};
-use crate::tape::group::Grouper;
+use crate::tape::group::{Grouper, Span};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::lines::{Class, LineReader};
 use crate::tape::reader::{Connection, Entry, Tape};
-use crate::tape::torn;
+use crate::tape::torn::{self, TornLine};
 
 /// Where one kept entry lies in the buffer.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +74,43 @@ struct Held {
     id: String,
     slots: Vec<usize>,
     torn: Vec<usize>,
+}
+
+impl Held {
+    /// The index in `conns` of the server's connection in grouper slot `group`, `id`:
+    /// made on its first entry.
+    fn of(
+        conns: &mut Vec<Held>,
+        mine: &mut HashMap<usize, usize>,
+        group: usize,
+        id: &str,
+    ) -> usize {
+        *mine.entry(group).or_insert_with(|| {
+            conns.push(Held {
+                id: id.to_owned(),
+                slots: Vec::new(),
+                torn: Vec::new(),
+            });
+            conns.len() - 1
+        })
+    }
+
+    /// Gives each torn line to the server's connections it may belong to (`mine`: grouper
+    /// slot → index in `conns`).
+    fn mark_torn(
+        conns: &mut [Held],
+        mine: &HashMap<usize, usize>,
+        torn: &[TornLine],
+        spans: &[Span],
+    ) {
+        for t in torn {
+            for (&group, &held) in mine {
+                if t.conns.iter().any(|(_, id)| *id == spans[group].id) {
+                    conns[held].torn.push(t.line);
+                }
+            }
+        }
+    }
 }
 
 /// The connections of one server of a tape, held compactly.
@@ -139,14 +176,7 @@ impl ServerTape {
                 buf.truncate(start);
                 continue;
             }
-            let held = *mine.entry(group).or_insert_with(|| {
-                conns.push(Held {
-                    id: grouper.spans()[group].id.clone(),
-                    slots: Vec::new(),
-                    torn: Vec::new(),
-                });
-                conns.len() - 1
-            });
+            let held = Held::of(&mut conns, &mut mine, group, &grouper.spans()[group].id);
             conns[held].slots.push(slots.len());
             slots.push(Slot::keep(
                 &mut buf,
@@ -160,13 +190,7 @@ impl ServerTape {
         let spans = grouper.into_spans();
         let torn = torn::resolve(found_torn, &spans);
         let warnings = torn.iter().map(|t| t.warning(path)).collect();
-        for t in &torn {
-            for (&group, &held) in &mine {
-                if t.conns.iter().any(|(_, id)| *id == spans[group].id) {
-                    conns[held].torn.push(t.line);
-                }
-            }
-        }
+        Held::mark_torn(&mut conns, &mine, &torn, &spans);
         buf.shrink_to_fit();
         Ok(ServerTape {
             path: path.to_path_buf(),

@@ -38,7 +38,7 @@ use crate::layer::{Layered, Layers};
 use crate::message::Message;
 use crate::process::Signals;
 use crate::tape::close::CloseReason;
-use crate::tape::lifecycle::LifecycleKind;
+use crate::tape::lifecycle::Lifecycle;
 pub use crate::upstream::Event;
 pub use crate::upstream::sse::{Resumption, Sse};
 use crate::upstream::{Closed, Incoming, Link};
@@ -183,7 +183,12 @@ impl Remote {
             return None;
         }
         *known = Some(id.to_owned());
-        Some((LifecycleKind::HttpSession, json!({"sessionId": id})))
+        Some(
+            Lifecycle::HttpSession {
+                session_id: id.to_owned(),
+            }
+            .event(),
+        )
     }
 
     /// Opens the optional GET stream for messages the server sends outside any request,
@@ -217,7 +222,10 @@ impl Remote {
             .header("Accept", "text/event-stream");
         if let Some(from) = from {
             tokio::time::sleep(from.retry.unwrap_or_default().min(MAX_RETRY_WAIT)).await;
-            facts.push((LifecycleKind::HttpResume, json!({"lastEventId": from.id})));
+            let resume = Lifecycle::HttpResume {
+                last_event_id: from.id.clone(),
+            };
+            facts.push(resume.event());
             req = req.header("Last-Event-ID", &from.id);
         }
         let resp = self.common_headers(req).send().await.ok()?;
@@ -271,21 +279,24 @@ fn routed_name(msg: &Message, method: &str) -> Option<String> {
 /// What the tape keeps of a failure: `$http/status` for a status, `$http/error` for the
 /// rest. An unanswered request is no HTTP fact (the client hears of it).
 pub fn fact(error: &HttpError) -> Option<Event> {
-    match error {
-        HttpError::Status { status, body, .. } => Some((
-            LifecycleKind::HttpStatus,
-            json!({"status": status, "body": String::from_utf8_lossy(body)}),
-        )),
-        HttpError::Unreachable { url, .. } => Some((
-            LifecycleKind::HttpError,
-            json!({"url": url, "error": format!("mcptape: {error}")}),
-        )),
-        HttpError::TooLarge { url, .. } => Some((
-            LifecycleKind::HttpError,
-            json!({"url": url, "error": error.to_string()}),
-        )),
-        HttpError::Cut { .. } | HttpError::Unanswered { .. } | HttpError::Setup(_) => None,
-    }
+    let fact = match error {
+        HttpError::Status { status, body, .. } => Lifecycle::HttpStatus {
+            status: *status,
+            body: String::from_utf8_lossy(body).into_owned(),
+        },
+        HttpError::Unreachable { url, .. } => Lifecycle::HttpError {
+            url: url.clone(),
+            error: format!("mcptape: {error}"),
+        },
+        HttpError::TooLarge { url, .. } => Lifecycle::HttpError {
+            url: url.clone(),
+            error: error.to_string(),
+        },
+        HttpError::Cut { .. } | HttpError::Unanswered { .. } | HttpError::Setup(_) => {
+            return None;
+        }
+    };
+    Some(fact.event())
 }
 
 /// A message as one line: a server that pretty-prints its JSON (or sends an SSE event
@@ -374,5 +385,6 @@ pub fn http_usage(e: HttpError) -> Error {
     Error::Usage(e.to_string())
 }
 
+/// Its tests, and [`tests::as_the_tap_writes`] for the child's.
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -37,7 +37,7 @@ use crate::process::{self, SIGTERM_GRACE, STDIN_CLOSE_GRACE, Server};
 use crate::record::tap::LongLine;
 use crate::tape::Direction;
 use crate::tape::close::CloseReason;
-use crate::tape::lifecycle::LifecycleKind;
+use crate::tape::lifecycle::{Lifecycle, Oversize};
 use crate::upstream::{Closed, Event, Incoming, Link};
 
 /// Where the end of the server has got.
@@ -206,14 +206,12 @@ impl ChildLink {
 /// The `$transport/oversize` fact of a stdout line too long to pass on, as the tap writes
 /// it for the byte relay.
 fn oversize_event(len: usize, prefix: &[u8]) -> Event {
-    (
-        LifecycleKind::Oversize,
-        serde_json::json!({
-            "dir": Direction::Recv.as_str(),
-            "bytes": len,
-            "prefix": String::from_utf8_lossy(prefix),
-        }),
-    )
+    Lifecycle::Oversize(Oversize {
+        dir: Some(Direction::Recv),
+        bytes: Some(len as u64),
+        prefix: Some(String::from_utf8_lossy(prefix).into_owned()),
+    })
+    .event()
 }
 
 /// Writes the client's lines to the server's stdin until the link drops its sender (then

@@ -11,12 +11,10 @@
 //! its stdin is closed, then SIGTERM and SIGKILL follow after the graces of
 //! [`crate::process`]; both pass the server's exit status on.
 
-use serde_json::json;
-
 use crate::error::ProcessError;
 use crate::layer::Layers;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
-use crate::tape::lifecycle::LifecycleKind;
+use crate::tape::lifecycle::{Lifecycle, Start};
 use crate::upstream::Event;
 
 mod link;
@@ -30,11 +28,12 @@ pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// The `$transport/start` fact of a server: its command line, and its pid once it runs.
 fn start_event(argv: &[String], pid: Option<u32>) -> Event {
-    let params = match pid {
-        Some(pid) => json!({"command": argv, "pid": pid}),
-        None => json!({"command": argv}),
-    };
-    (LifecycleKind::Start, params)
+    Lifecycle::Start(Start {
+        command: Some(argv.to_vec()),
+        pid,
+        ..Start::default()
+    })
+    .event()
 }
 
 /// Tells the layers of a server that could not be started: its start without a pid, and

@@ -14,6 +14,7 @@ use super::*;
 use crate::layer::Layered;
 use crate::message::Message;
 use crate::tape::close::CloseStatus;
+use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::{Closed, Incoming, Link};
 
 /// Longer than any grace the tests meet: a test that hangs fails instead.
@@ -220,4 +221,43 @@ fn a_failed_start_is_told_as_a_start_without_pid_and_a_close_that_says_why() {
     let seen = seen.0.lock().expect("lock").clone();
     assert_eq!(seen[0], "event $transport/start");
     assert!(seen[1].starts_with("close Some(StartFailed("), "{seen:?}");
+}
+
+#[tokio::test]
+async fn the_start_and_an_oversize_line_are_written_as_they_always_were() {
+    // `sh -c SCRIPT --token hunter2`: `--token` is `$0`, and a credential flag the tap
+    // redacts in the command it records.
+    let mut command = sh("head -c 1100 /dev/zero | tr '\\0' a; echo");
+    command.extend(argv(&["--token", "hunter2"]));
+    let mut link = ChildLink::spawn(&command, &[], None, 100).expect("spawn");
+    let start = link.started().expect("a child has a start");
+    let pid = link.pid();
+    let oversize = match next(&mut link).await {
+        Some(Incoming::Event(event)) => event,
+        other => panic!("expected an oversize event, got {other:?}"),
+    };
+    assert!(next(&mut link).await.is_none());
+    exited(link, CloseReason::ServerExited).await;
+    let lines = crate::upstream::http::tests::as_the_tap_writes(&[start, oversize]);
+    let conn = lines[0]
+        .split("\"conn\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a conn id")
+        .to_owned();
+    let meta = format!(r#""_meta":{{"dir":"lifecycle","server":"s","ts":"TS","conn":"{conn}"}}}}"#);
+    let start = concat!(
+        r#"{"jsonrpc":"2.0","method":"$transport/start","params":{"command":["sh","-c","#,
+        r#""head -c 1100 /dev/zero | tr '\\0' a; echo","--token","[REDACTED]"],"pid":"#,
+    );
+    let prefix = "a".repeat(1024);
+    assert_eq!(
+        lines,
+        [
+            format!(r#"{start}{pid}}},{meta}"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"$transport/oversize","params":{{"dir":"recv","bytes":1100,"prefix":"{prefix}"}},{meta}"#
+            ),
+        ]
+    );
 }

@@ -13,11 +13,10 @@
 use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
-use serde_json::json;
 
 use crate::error::HttpError;
 use crate::message::{Kind, Message};
-use crate::tape::lifecycle::LifecycleKind;
+use crate::tape::lifecycle::{Lifecycle, StreamState};
 use crate::upstream::Incoming;
 use crate::upstream::http::{Event, MAX_ANSWER_BYTES, RESUMPTIONS, Remote, Resumption, Sse};
 
@@ -124,7 +123,7 @@ impl Answer {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
         self.body = if sse {
-            self.fact((LifecycleKind::HttpStream, json!({"state": "open"})));
+            self.fact(Lifecycle::HttpStream(StreamState::Open).event());
             Body::Events(resp, Sse::default())
         } else {
             Body::Json(resp, BytesMut::new())
@@ -164,17 +163,17 @@ impl Answer {
                     Ok(Some(chunk)) => self.events(&chunk),
                     Ok(None) => {
                         self.left_off();
-                        self.fact((LifecycleKind::HttpStream, json!({"state": "closed"})));
+                        self.fact(Lifecycle::HttpStream(StreamState::Closed).event());
                         self.body = Body::Closed;
                     }
                     Err(_) => {
                         let resumable = sse.resumption().is_some() || self.from.is_some();
                         self.left_off();
-                        let url = self.remote.url().to_owned();
-                        self.fact((
-                            LifecycleKind::HttpError,
-                            json!({"url": url, "error": "the event stream was cut"}),
-                        ));
+                        let cut = Lifecycle::HttpError {
+                            url: self.remote.url().to_owned(),
+                            error: "the event stream was cut".into(),
+                        };
+                        self.fact(cut.event());
                         if resumable {
                             self.body = Body::Closed;
                         } else {

@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
@@ -22,14 +21,15 @@ use tokio::time::Instant;
 use crate::error::{HttpError, LinkError, Result};
 use crate::message::{Kind, Message};
 use crate::tape::close::CloseReason;
-use crate::tape::lifecycle::LifecycleKind;
+use crate::tape::lifecycle::{Lifecycle, Start};
 use crate::upstream::http::{DRAIN_GRACE, Event, GET_STREAM_OPENINGS, Posted, Remote};
 use crate::upstream::{Closed, Incoming, Link};
 
 /// One remote session as an upstream.
 pub struct HttpLink {
     remote: Remote,
-    start: serde_json::Value,
+    /// What `$transport/start` says of this session.
+    start: Start,
     listen: bool,
     /// The client's messages, in order, to the worker; `None` once input ended.
     queue: Option<mpsc::UnboundedSender<Message>>,
@@ -44,12 +44,15 @@ pub struct HttpLink {
 }
 
 impl HttpLink {
-    /// A link over `remote`; its start fact is `{"url": url}`.
+    /// A link over `remote`; its start fact names the URL (`{"url": url}`).
     pub fn new(remote: Remote) -> HttpLink {
         let (queue, waiting) = mpsc::unbounded_channel();
         let (out, incoming) = mpsc::unbounded_channel();
         HttpLink {
-            start: json!({"url": remote.url()}),
+            start: Start {
+                url: Some(remote.url().to_owned()),
+                ..Start::default()
+            },
             remote,
             listen: false,
             queue: Some(queue),
@@ -61,9 +64,9 @@ impl HttpLink {
         }
     }
 
-    /// With these params for `$transport/start` (the HTTP front adds `"front": "http"`).
-    pub fn with_start(mut self, params: serde_json::Value) -> HttpLink {
-        self.start = params;
+    /// With this `$transport/start` (the HTTP front marks it `front`).
+    pub fn with_start(mut self, start: Start) -> HttpLink {
+        self.start = start;
         self
     }
 
@@ -104,7 +107,7 @@ impl Link for HttpLink {
     }
 
     fn started(&self) -> Option<Event> {
-        Some((LifecycleKind::Start, self.start.clone()))
+        Some(Lifecycle::Start(self.start.clone()).event())
     }
 
     async fn next(&mut self) -> Option<Incoming> {

@@ -9,9 +9,11 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::{Method, Response};
+use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
 use super::*;
+use crate::tape::lifecycle::LifecycleKind;
 
 type Body = BoxBody<Bytes, Infallible>;
 type Reply = std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> + Send>>;
