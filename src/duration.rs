@@ -47,6 +47,15 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Sleeps until `at`, or forever when there is no deadline (a `select!` arm that is off
+/// until a deadline is set).
+pub async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -152,6 +152,32 @@ impl Decoder for LineCodec {
     }
 }
 
+/// How many bytes of an over-long line are kept to say what it was (its
+/// `$transport/oversize` entry, the replay's divergence).
+pub const OVERSIZE_PREFIX_BYTES: usize = 1024;
+
+/// Collects the pieces of an over-long line on the live path: its length and a prefix.
+#[derive(Debug, Default)]
+pub struct LongLine {
+    len: usize,
+    prefix: Vec<u8>,
+}
+
+impl LongLine {
+    /// Adds a forwarded piece; returns `(length, prefix)` when it was the last one. The
+    /// length is the line's, without its `\n`.
+    pub fn push(&mut self, piece: &[u8], last: bool) -> Option<(usize, Vec<u8>)> {
+        self.len += piece.len() - usize::from(last && piece.ends_with(b"\n"));
+        let room = OVERSIZE_PREFIX_BYTES.saturating_sub(self.prefix.len());
+        self.prefix
+            .extend_from_slice(&piece[..room.min(piece.len())]);
+        last.then(|| {
+            let done = std::mem::take(self);
+            (done.len, done.prefix)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,20 +12,20 @@ use crate::cli;
 use crate::error::{Error, ProcessError, Result};
 
 use crate::downstream::pump;
-use crate::downstream::stdio;
+use crate::downstream::refusals::Refusals;
+use crate::downstream::relay;
 use crate::front;
 use crate::layer::{Layered, Layers};
 use crate::mode::Recording;
 use crate::mode::{self, Mode, ReplaySettings};
 use crate::outcome::{self, Outcome};
-use crate::process::Signals;
 use crate::record::session::RecordSession;
 use crate::report;
 use crate::tape::close::CloseReason;
 use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::Closed;
 use crate::upstream::child::{self, ChildLink};
-use crate::upstream::http;
+use crate::upstream::http::{self, HttpLink};
 use crate::upstream::pick::Picker;
 use crate::upstream::replay;
 use crate::verdict::Verdict;
@@ -315,10 +315,13 @@ impl cli::Proxy {
     /// `--relay` does not ask for lines), else line by line through the stdio pump.
     async fn upstream(&self, layers: Layers) -> Result<u8> {
         if let Some(url) = &self.url {
-            return http::relay(url, self.headers.clone(), layers, self.max_line_bytes).await;
+            let remote = http::Remote::new(url, self.headers.clone()).map_err(http::http_usage)?;
+            let link = Layered::new(Refusals(HttpLink::new(remote).listening()), layers);
+            pump::stdio(link, self.max_line_bytes).await?;
+            return Ok(0);
         }
         if !layers.reads_first() && self.relay == cli::Relay::Bytes {
-            return child::relay(&self.command, layers, self.max_line_bytes).await;
+            return relay::relay(&self.command, layers, self.max_line_bytes).await;
         }
         self.lines(layers).await
     }
@@ -330,14 +333,11 @@ impl cli::Proxy {
         let link = match ChildLink::spawn(&self.command, &[], None, max_line) {
             Ok(link) => link,
             Err(e) => {
-                child::start_failed(&mut layers, &self.command, &e);
+                layers.failed_start(child::start_failure(&self.command, &e));
                 return Err(e.into());
             }
         };
-        let mut signals = Signals::new()?;
-        let shutdown = async move { CloseReason::Signal(signals.recv().await) };
-        let link = Layered::new(link, layers);
-        let pumped = pump::serve(link, stdio::stdin(), stdio::stdout(), max_line, shutdown).await?;
+        let pumped = pump::stdio(Layered::new(link, layers), max_line).await?;
         // The server's exit status (a child link always ends `Closed::Exited`).
         Ok(pumped.closed.status().exit_code())
     }
@@ -375,9 +375,7 @@ async fn serve_replay(
         outcome::problem(problem);
     }
     let link = replay::ReplayLink::new(picker, settings.pace);
-    let mut signals = Signals::new()?;
-    let shutdown = async move { CloseReason::Signal(signals.recv().await) };
-    let pumped = pump::serve(link, stdio::stdin(), stdio::stdout(), max_line, shutdown).await?;
+    let pumped = pump::stdio(link, max_line).await?;
     match pumped.closed {
         Closed::Replayed {
             verdict,

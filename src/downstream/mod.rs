@@ -6,4 +6,6 @@
 //!   verify's player ([`crate::verify`]).
 
 pub mod pump;
+pub mod refusals;
+pub mod relay;
 pub mod stdio;

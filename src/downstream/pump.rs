@@ -11,7 +11,7 @@
 //!
 //! This is the stdio proxy's path for a remote server (`--url`), for replay, and for a
 //! child server when a layer must read messages before they are forwarded. A child with
-//! only watching layers takes the byte relay instead ([`crate::upstream::child::relay`]).
+//! only watching layers takes the byte relay instead ([`crate::downstream::relay`]).
 
 use std::future::Future;
 
@@ -20,15 +20,21 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 
 use crate::error::Result;
-use crate::framing::{Frame, LineCodec};
+use crate::framing::{Frame, LineCodec, LongLine};
 use crate::message::Message;
 use crate::tape::close::CloseReason;
 use crate::upstream::child::READ_BUFFER_BYTES;
 use crate::upstream::http::error_for;
 use crate::upstream::{Closed, Incoming, Link};
 
-/// How many bytes of a client line too long to hold are kept to say what it was.
-pub const OVERSIZE_PREFIX_BYTES: usize = crate::record::tap::OVERSIZE_PREFIX_BYTES;
+/// Drives `link` from our own stdin and stdout until the client or the upstream is gone,
+/// or a signal comes (SIGTERM, SIGINT, SIGHUP); then closes it.
+pub async fn stdio<L: Link>(link: L, max_line: usize) -> Result<Pumped> {
+    let mut signals = crate::process::Signals::new()?;
+    let shutdown = async move { CloseReason::Signal(signals.recv().await) };
+    let (input, output) = (super::stdio::stdin(), super::stdio::stdout());
+    serve(link, input, output, max_line, shutdown).await
+}
 
 /// What the pump ended with.
 #[derive(Debug)]
@@ -68,7 +74,7 @@ where
 {
     let mut input = FramedRead::with_capacity(input, LineCodec::new(max_line), READ_BUFFER_BYTES);
     let mut shutdown = std::pin::pin!(shutdown);
-    let mut long = Long::default();
+    let mut long = LongLine::default();
     let mut buf = Vec::new();
     let mut state = State::Open;
     let reason = loop {
@@ -98,7 +104,7 @@ where
                     }
                     Some(Ok(Frame::Long { bytes, last, .. })) => {
                         if let Some((len, prefix)) = long.push(&bytes, last) {
-                            link.oversize(len, prefix).await;
+                            link.oversize(len, prefix.into()).await;
                         }
                         State::Open
                     }
@@ -166,31 +172,6 @@ async fn deliver<W: AsyncWrite + Unpin>(
         return State::Done(CloseReason::ClientStoppedReading);
     }
     going
-}
-
-/// The pieces of a client line too long to hold: its length and first bytes.
-#[derive(Default)]
-struct Long {
-    len: usize,
-    prefix: Vec<u8>,
-}
-
-impl Long {
-    fn push(&mut self, piece: &[u8], last: bool) -> Option<(usize, bytes::Bytes)> {
-        let content = if last {
-            crate::framing::content(piece)
-        } else {
-            piece
-        };
-        self.len += content.len();
-        let room = OVERSIZE_PREFIX_BYTES.saturating_sub(self.prefix.len());
-        self.prefix
-            .extend_from_slice(&content[..room.min(content.len())]);
-        last.then(|| {
-            let done = std::mem::take(self);
-            (done.len, done.prefix.into())
-        })
-    }
 }
 
 #[cfg(test)]

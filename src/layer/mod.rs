@@ -6,7 +6,7 @@
 //! close. It passes a message on, answers it itself (a policy's refusal, a fault), drops
 //! it, or decides later (a call held for a person's approval). The stack is ordered from
 //! the client: layer 0 is nearest to the downstream, and sees what the client sent and
-//! what the client is given. The tap ([`tap::TapLayer`]) is the first layer; it only
+//! what the client is given. The tap ([`crate::record::layer::TapLayer`]) is the first layer; it only
 //! watches.
 //!
 //! [`Layered`] puts a [`Layers`] stack in front of any `Link` and is a `Link` itself, so a
@@ -27,7 +27,9 @@ use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason};
 use crate::upstream::{Closed, Event, Incoming, Link};
 
-pub mod tap;
+pub mod any;
+
+pub use any::AnyLink;
 
 /// A future a layer hands back: its decision later, or a wait for room.
 pub type Later<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -195,6 +197,13 @@ impl Layers {
         for layer in &mut self.stack {
             layer.event(event);
         }
+    }
+
+    /// Tells every layer of an upstream that never started: its start fact, then its
+    /// close.
+    pub fn failed_start(&mut self, (start, close): (Event, Close)) {
+        self.event(&start);
+        self.close(&close);
     }
 
     /// Tells every layer the connection ended.

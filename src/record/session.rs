@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::TapeError;
-use crate::layer::tap::TapLayer;
 use crate::mode::Recording;
+use crate::record::layer::TapLayer;
 use crate::record::tap::{Tap, TapHandle, new_conn_id};
 use crate::report;
 use crate::tape::lifecycle::LifecycleKind;

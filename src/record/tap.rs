@@ -31,8 +31,7 @@ use crate::tape::close::Close;
 use crate::tape::format::{self, Direction, Meta};
 use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
 
-/// How many bytes of an over-long line are kept in its `$transport/oversize` entry.
-pub const OVERSIZE_PREFIX_BYTES: usize = 1024;
+pub use crate::framing::{LongLine, OVERSIZE_PREFIX_BYTES};
 
 enum Event {
     Line {
@@ -223,28 +222,6 @@ impl TapHandle {
     /// Records the end of the connection: the one writer of `$transport/close`.
     pub fn close(&self, close: &Close) {
         self.lifecycle(LifecycleKind::Close, close.params());
-    }
-}
-
-/// Collects the pieces of an over-long line on the live path: its length and a prefix.
-#[derive(Debug, Default)]
-pub struct LongLine {
-    len: usize,
-    prefix: Vec<u8>,
-}
-
-impl LongLine {
-    /// Adds a forwarded piece; returns `(length, prefix)` when it was the last one. The
-    /// length is the line's, without its `\n`.
-    pub fn push(&mut self, piece: &[u8], last: bool) -> Option<(usize, Vec<u8>)> {
-        self.len += piece.len() - usize::from(last && piece.ends_with(b"\n"));
-        let room = OVERSIZE_PREFIX_BYTES.saturating_sub(self.prefix.len());
-        self.prefix
-            .extend_from_slice(&piece[..room.min(piece.len())]);
-        last.then(|| {
-            let done = std::mem::take(self);
-            (done.len, done.prefix)
-        })
     }
 }
 

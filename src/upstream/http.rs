@@ -33,15 +33,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::error::{Error, HttpError, LinkError, Result};
-use crate::layer::{Layered, Layers};
+use crate::error::{Error, HttpError};
 use crate::message::Message;
-use crate::process::Signals;
-use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::Lifecycle;
 pub use crate::upstream::Event;
 pub use crate::upstream::sse::{Resumption, Sse};
-use crate::upstream::{Closed, Incoming, Link};
 
 pub mod answer;
 pub mod link;
@@ -80,15 +76,6 @@ struct Inner {
     protocol: Mutex<Option<String>>,
     /// Where the GET stream left off (its last event id), to resume it from.
     listened: Mutex<Option<Resumption>>,
-}
-
-/// Parses `--header 'Name: value'`.
-pub fn parse_header(text: &str) -> Result<(String, String)> {
-    let (name, value) = text
-        .split_once(':')
-        .filter(|(n, _)| !n.trim().is_empty())
-        .ok_or_else(|| Error::Usage(format!("invalid --header `{text}`: write 'Name: value'")))?;
-    Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
 impl Remote {
@@ -320,64 +307,6 @@ pub fn error_for(request: &Message, why: &str) -> Option<Vec<u8>> {
     let id = request.id()?;
     let error = json!({"code": UPSTREAM_ERROR_CODE, "message": why});
     Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}").into_bytes())
-}
-
-/// Runs a stdio front for the server at `url` behind `layers` until the client hangs up
-/// or a signal comes; returns the exit status (0).
-pub async fn relay(
-    url: &str,
-    headers: Vec<(String, String)>,
-    layers: Layers,
-    max_line: usize,
-) -> Result<u8> {
-    let link = HttpLink::new(Remote::new(url, headers).map_err(http_usage)?).listening();
-    let mut signals = Signals::new()?;
-    let shutdown = async move { CloseReason::Signal(signals.recv().await) };
-    let stdin = crate::downstream::stdio::stdin();
-    let stdout = crate::downstream::stdio::stdout();
-    let link = Layered::new(Refusals(link), layers);
-    crate::downstream::pump::serve(link, stdin, stdout, max_line, shutdown).await?;
-    Ok(0)
-}
-
-/// A link whose refusals of requests come out as the JSON-RPC errors a stdio client is
-/// given ([`error_for`]), so that the layers — the tap — see them as the client does and
-/// a replay gives the same answer. A refused notification or answer has nobody to tell.
-struct Refusals(HttpLink);
-
-impl Link for Refusals {
-    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
-        self.0.send(msg).await
-    }
-
-    fn started(&self) -> Option<Event> {
-        self.0.started()
-    }
-
-    async fn next(&mut self) -> Option<Incoming> {
-        loop {
-            match self.0.next().await? {
-                Incoming::Refused { request, error } => {
-                    if let Some(line) = error_for(&request, &error.to_string()) {
-                        return Some(Incoming::Message(Message::new(line)));
-                    }
-                }
-                other => return Some(other),
-            }
-        }
-    }
-
-    async fn oversize(&mut self, len: usize, prefix: bytes::Bytes) {
-        self.0.oversize(len, prefix).await;
-    }
-
-    async fn end_input(&mut self) {
-        self.0.end_input().await;
-    }
-
-    async fn close(self, reason: CloseReason) -> Result<Closed> {
-        self.0.close(reason).await
-    }
 }
 
 /// An HTTP client that cannot be set up is a configuration problem.

@@ -24,15 +24,12 @@ use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::LifecycleKind;
 use crate::verdict::Verdict;
 
-pub mod any;
 pub mod child;
 pub mod http;
 pub mod pick;
 pub mod replay;
 pub mod script;
 pub mod sse;
-
-pub use any::AnyLink;
 
 /// A transport-level fact for the tape (`$http/session`, `$http/status`, …): a lifecycle
 /// kind and its params. Layers see it ([`crate::layer::Layer::event`]); the client never

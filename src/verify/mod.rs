@@ -18,7 +18,7 @@
 //! Parts: `compare` classifies one answer ([`Class`], [`Played`], [`compare()`]);
 //! `answers` holds the tape's client answers to server requests; `player` plays one
 //! connection ([`run_connection`]): a downstream driving the live server as an
-//! [`crate::upstream::AnyLink`] (a child process or an HTTP session, with no layers). It
+//! [`crate::layer::AnyLink`] (a child process or an HTTP session, with no layers). It
 //! only sends, receives and stops through the [`crate::upstream::Link`].
 
 use std::collections::HashSet;

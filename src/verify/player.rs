@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::framing;
+use crate::layer::AnyLink;
 use crate::layer::{Layered, Layers};
 use crate::matcher::{self, comparable};
 use crate::message::{self, Kind, Message, Shape};
@@ -26,7 +27,7 @@ use crate::tape::close::CloseReason;
 use crate::tape::{Connection, Direction, Entry, Tape};
 use crate::upstream::child::ChildLink;
 use crate::upstream::http::{self, HttpLink, Remote};
-use crate::upstream::{AnyLink, Closed, Incoming, Link};
+use crate::upstream::{Closed, Incoming, Link};
 
 use super::answers::Answers;
 use super::compare::{Class, Played, compare, is_error};

@@ -29,12 +29,12 @@ use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 
 use super::READ_BUFFER_BYTES;
-use super::relay::sleep_until;
+use crate::duration::sleep_until;
 use crate::error::{LinkError, ProcessError, Result};
+use crate::framing::LongLine;
 use crate::framing::{Frame, LineCodec};
 use crate::message::Message;
 use crate::process::{self, SIGTERM_GRACE, STDIN_CLOSE_GRACE, Server};
-use crate::record::tap::LongLine;
 use crate::tape::Direction;
 use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::{Lifecycle, Oversize};

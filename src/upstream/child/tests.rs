@@ -11,7 +11,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 
 use super::*;
-use crate::layer::Layered;
+use crate::layer::{Layered, Layers};
 use crate::message::Message;
 use crate::tape::close::CloseStatus;
 use crate::tape::lifecycle::LifecycleKind;
@@ -217,7 +217,7 @@ fn a_failed_start_is_told_as_a_start_without_pid_and_a_close_that_says_why() {
         command: "nope".into(),
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     };
-    start_failed(&mut layers, &argv(&["nope"]), &error);
+    layers.failed_start(start_failure(&argv(&["nope"]), &error));
     let seen = seen.0.lock().expect("lock").clone();
     assert_eq!(seen[0], "event $transport/start");
     assert!(seen[1].starts_with("close Some(StartFailed("), "{seen:?}");

@@ -1,6 +1,7 @@
 //! Unit tests of [`super`]: `http`.
 
 use super::*;
+use crate::upstream::Link as _;
 
 #[test]
 fn sse_keeps_the_last_event_id_and_retry() {
@@ -40,15 +41,6 @@ fn pretty_printed_messages_become_one_line() {
         &b"{   \"id\": 1,    \"result\": {\"text\": \"a\\nb\"} }"[..]
     );
     assert!(matches!(one_line(b"{}"), std::borrow::Cow::Borrowed(_)));
-}
-
-#[test]
-fn headers() {
-    assert_eq!(
-        parse_header("Authorization: Bearer x").expect("ok"),
-        ("Authorization".into(), "Bearer x".into())
-    );
-    assert!(parse_header("nocolon").is_err());
 }
 
 /// The lines the tap writes for `events`, in a tape of server `s`, each with its

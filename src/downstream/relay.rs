@@ -22,15 +22,16 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::task::JoinHandle;
 use tokio_util::codec::Decoder;
 
-use super::READ_BUFFER_BYTES;
 use crate::downstream::stdio;
+use crate::duration::sleep_until;
 use crate::error::{ProcessError, Result};
+use crate::framing::LongLine;
 use crate::framing::{Frame, LineCodec};
 use crate::layer::Layers;
 use crate::process::{self, SIGTERM_GRACE, Server, Signals};
-use crate::record::tap::LongLine;
 use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
+use crate::upstream::child::{self, READ_BUFFER_BYTES};
 
 /// How one direction of the relay ended.
 #[derive(Debug)]
@@ -168,11 +169,11 @@ pub async fn relay(argv: &[String], mut layers: Layers, max_line: usize) -> Resu
     let mut server = match process::spawn_server(argv, &[], None) {
         Ok(server) => server,
         Err(e) => {
-            super::start_failed(&mut layers, argv, &e);
+            layers.failed_start(child::start_failure(argv, &e));
             return Err(e.into());
         }
     };
-    layers.event(&super::start_event(argv, Some(server.pid)));
+    layers.event(&child::start_event(argv, Some(server.pid)));
     let shared = (!layers.is_empty()).then(|| Shared(Arc::new(Mutex::new(layers))));
 
     let mut signals = Signals::new()?;
@@ -297,12 +298,4 @@ fn wait_result(status: std::io::Result<ExitStatus>, command: &str) -> Result<Exi
         }
         .into()
     })
-}
-
-/// Sleeps until `at`, or forever when there is no deadline.
-pub(super) async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }
