@@ -28,6 +28,8 @@ use crate::upstream::Closed;
 use crate::upstream::pick::Picker;
 
 /// Where the built-in client's messages go, decided before anything starts.
+// One per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Endpoint {
     /// A live server from the config, recorded when `recording` is set.
     Live {
@@ -328,6 +330,8 @@ impl Conversation<'_> {
 }
 
 /// A session ready to talk, or a replay with nothing to serve.
+// One per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Opened {
     /// The session, and what to file after it.
     Talking(Session, Filing),
