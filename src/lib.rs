@@ -32,7 +32,7 @@
 //!   a marker; the redactor's scanner is iterative at any depth.
 
 pub mod cli;
-pub mod client;
+pub use downstream::client;
 pub mod cmd;
 pub mod config;
 pub mod depth;

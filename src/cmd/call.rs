@@ -1,7 +1,10 @@
 //! `mcptape call SERVER.TOOL [ARG]...`: one tool call through the built-in client
 //! ([`crate::client`]), recorded or replayed in process when a mode is on.
 //!
-//! The connection machinery here ([`Endpoint`]) is shared with `mcptape tools`.
+//! The connection machinery here ([`Endpoint`], [`Conversation`]) is shared with
+//! `mcptape tools`: the mode decides the endpoint, a recording is a
+//! [`RecordSession`] whose tap is the first layer of the session's link, and what the
+//! tap or the replay found is filed once the conversation is over.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,34 +12,58 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::cli::{self, Output};
-use crate::client::{ClientError, Closed, Reply, Session};
+use crate::client::{ClientError, Reply, Session};
 use crate::cmd::proxy::file_verdict;
 use crate::config::{self, Config, ServerEntry};
 use crate::error::{Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
-use crate::mode::{self, ENV_HOME, Mode, ReplaySettings};
+use crate::layer::Layers;
+use crate::mode::{self, ENV_HOME, Mode, Recording, ReplaySettings};
 use crate::outcome::{self, Outcome};
-use crate::record::tap::{Tap, new_conn_id};
+use crate::record::session::{self, RecordSession};
 use crate::report;
 use crate::tape::close::CloseReason;
-use crate::tape::{ServerTape, TapeWriter, store};
+use crate::tape::{ServerTape, store};
+use crate::upstream::Closed;
 use crate::upstream::pick::Picker;
 
 /// Where the built-in client's messages go, decided before anything starts.
+// One per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Endpoint {
-    /// A live server from the config, recorded when `tap` is set.
+    /// A live server from the config, recorded when `recording` is set.
     Live {
         entry: ServerEntry,
-        tap: Option<Tap>,
+        recording: Option<RecordSession>,
         report: Option<PathBuf>,
     },
     /// The replay engine on a recorded connection chosen by the client's messages.
     Replay {
         picker: Box<Picker>,
         report: Option<PathBuf>,
-        _running: Option<std::fs::File>,
+        running: Option<std::fs::File>,
     },
     /// Replay was asked for but there is nothing to serve.
+    Unservable {
+        problem: String,
+        report: Option<PathBuf>,
+    },
+}
+
+/// What is left to file once the conversation is over.
+enum Filing {
+    /// A live session: its recording, if any, is finished and reported.
+    Live {
+        recording: Option<RecordSession>,
+        report: Option<PathBuf>,
+    },
+    /// A replayed session: its verdict goes to `report`; `_running` holds the `replay`
+    /// parent's lock until then.
+    Replay {
+        report: Option<PathBuf>,
+        _running: Option<std::fs::File>,
+    },
+    /// Nothing could be replayed: the problem goes to `report` as a failed verdict.
     Unservable {
         problem: String,
         report: Option<PathBuf>,
@@ -76,20 +103,8 @@ impl Conversation<'_> {
             self.no_redact,
             self.server,
         )?;
-        let live = |tap: Option<Tap>, report| -> Result<Endpoint> {
-            let config = self.load_config()?;
-            let mut entry = config.server(self.server)?;
-            if tap.is_some() {
-                // This process records the connection: a `mcptape proxy` the config names
-                // must not record it a second time. Set but empty turns the mode off.
-                entry
-                    .env
-                    .extend(mode::OFF.map(|name| (name.to_owned(), String::new())));
-            }
-            Ok(Endpoint::Live { entry, tap, report })
-        };
         match mode {
-            Mode::Passthrough => live(None, None),
+            Mode::Passthrough => self.live(None, None),
             Mode::RecordFailed { error, report } => {
                 let problem = crate::error::chain(&error);
                 crate::term::eprintln_escaped!(
@@ -99,36 +114,14 @@ impl Conversation<'_> {
                 if let Some(dir) = &report {
                     report::leave_problem(dir, self.server, &problem);
                 }
-                live(None, None)
+                self.live(None, None)
             }
             Mode::Record {
                 tape,
                 report,
                 source,
                 recording,
-            } => {
-                // The config is checked before the tape is touched.
-                let config_ok = self
-                    .load_config()
-                    .and_then(|c| Ok(c.server(self.server).map(|_| ())?));
-                config_ok?;
-                store::ensure_dir(&tape)?;
-                let writer = TapeWriter::open(&tape)?.limit(recording.max_bytes);
-                crate::term::eprintln_escaped!(
-                    "mcptape: recording server `{}` into `{}` ({source})",
-                    self.server,
-                    tape.display()
-                );
-                live(
-                    Some(Tap::start(
-                        writer,
-                        self.server.to_owned(),
-                        new_conn_id()?,
-                        recording.redactor,
-                    )),
-                    report,
-                )
-            }
+            } => self.recorded(&tape, report, &source, &recording),
             Mode::Replay {
                 tape,
                 report,
@@ -136,6 +129,43 @@ impl Conversation<'_> {
                 settings,
             } => self.replayed(&tape, report, &source, &settings),
         }
+    }
+
+    /// The live endpoint from the config, recorded when `recording` is given.
+    fn live(&self, recording: Option<RecordSession>, report: Option<PathBuf>) -> Result<Endpoint> {
+        let config = self.load_config()?;
+        let mut entry = config.server(self.server)?;
+        if recording.is_some() {
+            // This process records the connection: a `mcptape proxy` the config names
+            // must not record it a second time. Set but empty turns the mode off.
+            entry
+                .env
+                .extend(mode::OFF.map(|name| (name.to_owned(), String::new())));
+        }
+        Ok(Endpoint::Live {
+            entry,
+            recording,
+            report,
+        })
+    }
+
+    /// The live endpoint recorded into `tape`.
+    fn recorded(
+        &self,
+        tape: &Path,
+        report: Option<PathBuf>,
+        source: &str,
+        recording: &Recording,
+    ) -> Result<Endpoint> {
+        // The config is checked before the tape is touched.
+        self.load_config()?.server(self.server)?;
+        let recording = RecordSession::open(tape, self.server, recording)?;
+        crate::term::eprintln_escaped!(
+            "mcptape: recording server `{}` into `{}` ({source})",
+            self.server,
+            tape.display()
+        );
+        self.live(Some(recording), report)
     }
 
     /// The replay endpoint for `tape`, or the problem that leaves it unservable.
@@ -163,7 +193,7 @@ impl Conversation<'_> {
         Ok(Endpoint::Replay {
             picker: Box::new(picker),
             report,
-            _running: running,
+            running,
         })
     }
 
@@ -179,50 +209,76 @@ impl Conversation<'_> {
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let (outcome, endpoint) = runtime.block_on(self.converse(endpoint, talk))?;
+        let (outcome, filing) = runtime.block_on(self.converse(endpoint, talk))?;
         runtime.shutdown_background();
-        Ok(self.file(endpoint, outcome))
+        Ok(self.file(filing, outcome))
     }
 
     /// Starts the session, runs `talk` within the timeout, and closes the session.
-    async fn converse<F>(&self, endpoint: Endpoint, talk: F) -> Result<(Outcome, Endpoint)>
+    async fn converse<F>(&self, endpoint: Endpoint, talk: F) -> Result<(Outcome, Filing)>
     where
         F: AsyncFnOnce(&mut Session) -> Result<Outcome, ClientError>,
     {
-        let (mut session, endpoint) = match endpoint {
+        let (mut session, filing) = match self.open(endpoint)? {
+            Opened::Talking(session, filing) => (session, filing),
+            Opened::Unservable(filing) => return Ok((Outcome::Diverged, filing)),
+        };
+        let (outcome, reason) = self.talk(&mut session, talk).await;
+        let outcome = match (session.close(reason).await?, &filing) {
+            (Closed::Replayed { verdict, .. }, Filing::Replay { report, .. }) => {
+                file_verdict(&verdict, report.as_deref());
+                outcome.replayed(verdict.ok())
+            }
+            _ => outcome,
+        };
+        Ok((outcome, filing))
+    }
+
+    /// The session the endpoint talks through (the tap as its link's first layer when
+    /// recording), or the problem that leaves it unservable, said now.
+    fn open(&self, endpoint: Endpoint) -> Result<Opened> {
+        Ok(match endpoint {
             Endpoint::Unservable { problem, report } => {
                 outcome::problem(&problem);
-                return Ok((Outcome::Diverged, Endpoint::Unservable { problem, report }));
+                Opened::Unservable(Filing::Unservable { problem, report })
             }
-            Endpoint::Live { entry, tap, report } => {
-                let handle = tap.as_ref().map(Tap::handle);
-                let session = match Session::start(self.server, &entry, handle, MAX_LINE_BYTES) {
-                    Ok(s) => s,
+            Endpoint::Live {
+                entry,
+                recording,
+                report,
+            } => {
+                let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
+                match Session::start(self.server, &entry, layers, MAX_LINE_BYTES) {
+                    Ok(session) => Opened::Talking(session, Filing::Live { recording, report }),
                     Err(e) => {
-                        if let Some(tap) = tap {
+                        if let Some(recording) = recording {
                             // The session never started: its error is the one reported.
-                            let _ = tap.finish();
+                            let _unstarted = recording.finish();
                         }
                         return Err(e);
                     }
-                };
-                (session, Endpoint::Live { entry, tap, report })
+                }
             }
             Endpoint::Replay {
                 picker,
                 report,
-                _running,
-            } => {
-                let session = Session::replay(self.server, *picker);
-                let placeholder = Endpoint::Unservable {
-                    problem: String::new(),
+                running,
+            } => Opened::Talking(
+                Session::replay(self.server, *picker),
+                Filing::Replay {
                     report,
-                };
-                (session, placeholder)
-            }
-        };
-        let talked = tokio::time::timeout(self.timeout, talk(&mut session)).await;
-        let (outcome, reason) = match talked {
+                    _running: running,
+                },
+            ),
+        })
+    }
+
+    /// Runs `talk` within the timeout: its outcome, and why the session ends.
+    async fn talk<F>(&self, session: &mut Session, talk: F) -> (Outcome, CloseReason)
+    where
+        F: AsyncFnOnce(&mut Session) -> Result<Outcome, ClientError>,
+    {
+        match tokio::time::timeout(self.timeout, talk(session)).await {
             Ok(Ok(outcome)) => (outcome, CloseReason::ClientDone),
             // The server's answer was a failure: the conversation still ended as meant.
             Ok(Err(e)) if e.is_answer() => {
@@ -240,39 +296,26 @@ impl Conversation<'_> {
                 });
                 (Outcome::Timeout, CloseReason::ClientTimeout)
             }
-        };
-        let outcome = match (session.close(reason).await?, &endpoint) {
-            (Closed::Replay(verdict), Endpoint::Unservable { report, .. }) => {
-                file_verdict(&verdict, report.as_deref());
-                outcome.replayed(verdict.ok())
-            }
-            _ => outcome,
-        };
-        Ok((outcome, endpoint))
+        }
     }
 
     /// Files what the tap found (an incomplete recording outranks a failed tool) or the
     /// problem that left a replay unservable.
-    fn file(&self, endpoint: Endpoint, outcome: Outcome) -> Outcome {
-        match endpoint {
-            Endpoint::Live {
-                tap: Some(tap),
+    fn file(&self, filing: Filing, outcome: Outcome) -> Outcome {
+        match filing {
+            Filing::Live {
+                recording: Some(recording),
                 report,
-                ..
             } => {
-                let finished = tap.finish();
-                if let Some(err) = finished.error {
-                    let problem = crate::error::chain(&err);
-                    if let Some(dir) = &report {
-                        report::leave_problem(dir, self.server, &problem);
-                    }
+                let recorded = recording.finish();
+                if !session::report(&recorded, self.server, report.as_deref()) {
                     return outcome.max(Outcome::RecordingIncomplete);
                 }
             }
-            Endpoint::Unservable {
+            Filing::Unservable {
                 problem,
                 report: Some(dir),
-            } if !problem.is_empty() => {
+            } => {
                 let verdict = crate::verdict::Verdict {
                     server: self.server.to_owned(),
                     problems: vec![problem],
@@ -284,6 +327,16 @@ impl Conversation<'_> {
         }
         outcome
     }
+}
+
+/// A session ready to talk, or a replay with nothing to serve.
+// One per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Opened {
+    /// The session, and what to file after it.
+    Talking(Session, Filing),
+    /// Nothing to talk to.
+    Unservable(Filing),
 }
 
 impl cli::Client {
@@ -459,57 +512,4 @@ fn print_reply(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn arguments_are_json_when_they_parse() {
-        let args: Vec<String> = [
-            "n:5",
-            "flag=true",
-            "list:[1,2]",
-            "obj={\"a\":1}",
-            "s:hello world",
-            "url=http://x:1/?a=b",
-        ]
-        .map(String::from)
-        .to_vec();
-        let got = arguments(Some(r#"{"n":1,"keep":"k"}"#), &args).expect("args");
-        assert_eq!(
-            Value::Object(got),
-            json!({"n":5,"keep":"k","flag":true,"list":[1,2],"obj":{"a":1},"s":"hello world","url":"http://x:1/?a=b"})
-        );
-        assert!(arguments(None, &["novalue".into()]).is_err());
-        assert!(arguments(Some("[1]"), &[]).is_err());
-    }
-
-    #[test]
-    fn arguments_from_files() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let f = dir.path().join("v.json");
-        std::fs::write(&f, "{\"deep\": [1]}\n").expect("write");
-        let got = arguments(None, &[format!("x=@{}", f.display())]).expect("args");
-        assert_eq!(got["x"], json!({"deep": [1]}));
-        std::fs::write(&f, "plain text\n").expect("write");
-        let got =
-            arguments(None, &[format!("y=@{}", f.display()), "user:@alice".into()]).expect("args");
-        assert_eq!(got["y"], json!("plain text"));
-        assert_eq!(got["user"], json!("@alice"));
-        let err = arguments(None, &["x=@/nonexistent/file".into()]).expect_err("missing");
-        assert!(
-            err.to_string().contains("cannot read `/nonexistent/file`"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn render_is_readable() {
-        let r = json!({"content":[{"type":"text","text":"hi"},{"type":"image","mimeType":"image/png","data":"AAAA"},
-            {"type":"resource","resource":{"uri":"test://a","text":"body"}}],"structuredContent":{"sum":5}});
-        assert_eq!(
-            render(&r),
-            "hi\n[image: image/png, 4 bytes of base64]\n[resource: test://a]\nbody\nstructured content:\n{\n  \"sum\": 5\n}\n"
-        );
-    }
-}
+mod tests;

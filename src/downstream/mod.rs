@@ -2,9 +2,10 @@
 //! [`crate::upstream::Link`].
 //!
 //! - [`stdio`]: our own stdin/stdout (the `proxy` without `--listen`), line by line.
-//! - the HTTP front ([`crate::front`]), the built-in client ([`crate::client`]) and
+//! - the HTTP front ([`crate::front`]), the built-in client ([`client`]) and
 //!   verify's player ([`crate::verify`]).
 
+pub mod client;
 pub mod pump;
 pub mod refusals;
 pub mod relay;

@@ -36,6 +36,18 @@ macro_rules! each {
     };
 }
 
+impl AnyLink {
+    /// A message given to the client in place of a refused request's answer, through the
+    /// layers ([`Layered::stand_in`]); the replay engine has none and refuses nothing.
+    pub async fn stand_in(&mut self, msg: Message) -> Vec<Message> {
+        match self {
+            AnyLink::Child(link) => link.stand_in(msg).await,
+            AnyLink::Http(link) => link.stand_in(msg).await,
+            AnyLink::Replay(_) => vec![msg],
+        }
+    }
+}
+
 impl Link for AnyLink {
     fn started(&self) -> Option<Event> {
         each!(self, link => link.started())

@@ -43,6 +43,13 @@ impl ReplayLink {
         self.picker.problem()
     }
 
+    /// True when nothing is queued for the client: until it sends more, [`Link::next`]
+    /// would wait for ever (the built-in client, which waits for one answer at a time,
+    /// then knows the tape holds none).
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+    }
+
     fn take(&mut self, out: Vec<Out>) {
         for o in out {
             if o.immediate {
