@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::config::ServerEntry;
 use crate::error::LinkError;
+use crate::layer::AnyLink;
 use crate::layer::{Layered, Layers};
 use crate::message::{self, Kind, Message, Shape};
 use crate::tape::close::CloseReason;
@@ -24,7 +25,7 @@ use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http::{self, HttpLink, Remote};
 use crate::upstream::pick::Picker;
 use crate::upstream::replay::ReplayLink;
-use crate::upstream::{AnyLink, Closed, Incoming, Link as _};
+use crate::upstream::{Closed, Incoming, Link as _};
 
 /// The protocol version the client asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -91,7 +92,7 @@ impl Session {
                 match ChildLink::spawn(&argv, &entry.env, entry.cwd.as_deref(), max_line) {
                     Ok(link) => AnyLink::Child(Layered::new(link, layers)),
                     Err(e) => {
-                        child::start_failed(&mut layers, &argv, &e);
+                        layers.failed_start(child::start_failure(&argv, &e));
                         return Err(e.into());
                     }
                 }
