@@ -12,7 +12,6 @@ use crate::cli;
 use crate::error::{Error, ProcessError, Result};
 
 use crate::downstream::pump;
-use crate::downstream::refusals::Refusals;
 use crate::downstream::relay;
 use crate::front;
 use crate::layer::{Layered, Layers};
@@ -27,6 +26,7 @@ use crate::upstream::Closed;
 use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http::{self, HttpLink};
 use crate::upstream::pick::Picker;
+use crate::upstream::refusals::Refusals;
 use crate::upstream::replay;
 use crate::verdict::Verdict;
 

@@ -24,6 +24,7 @@ use crate::tape::close::CloseReason;
 use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http::{self, HttpLink, Remote};
 use crate::upstream::pick::Picker;
+use crate::upstream::refusals::Refusals;
 use crate::upstream::replay::ReplayLink;
 use crate::upstream::{Closed, Incoming, Link as _};
 
@@ -85,7 +86,7 @@ impl Session {
         let link = match &entry.url {
             Some(url) => {
                 let remote = Remote::new(url, entry.headers.clone()).map_err(http::http_usage)?;
-                AnyLink::Http(Layered::new(HttpLink::new(remote), layers))
+                AnyLink::Http(Layered::new(Refusals(HttpLink::new(remote)), layers))
             }
             None => {
                 let argv = entry.argv();
@@ -151,14 +152,9 @@ impl Session {
                 Some(msg) => msg,
                 None => match self.incoming().await? {
                     Incoming::Message(msg) => msg,
-                    Incoming::Refused { request, error } => {
-                        // A refused notification or answer has nobody to tell.
-                        if let Some(line) = http::error_for(&request, &error.to_string()) {
-                            let given = self.link.stand_in(Message::new(line)).await;
-                            self.ready.extend(given);
-                        }
-                        continue;
-                    }
+                    // A remote's refusals came as the JSON-RPC errors they are for the
+                    // client (`Refusals`); no other upstream refuses.
+                    Incoming::Refused { .. } => continue,
                     // Facts for the tape: the layers had them.
                     Incoming::Event(_) => continue,
                 },

@@ -7,6 +7,5 @@
 
 pub mod client;
 pub mod pump;
-pub mod refusals;
 pub mod relay;
 pub mod stdio;

@@ -10,17 +10,19 @@ use crate::message::Message;
 use crate::tape::close::CloseReason;
 use crate::upstream::child::ChildLink;
 use crate::upstream::http::HttpLink;
+use crate::upstream::refusals::Refusals;
 use crate::upstream::replay::ReplayLink;
 use crate::upstream::{Closed, Event, Incoming, Link};
 
-/// One of the three upstreams (the live ones behind their layers).
+/// One of the three upstreams (the live ones behind their layers; a remote's refusals
+/// read as the JSON-RPC errors a client is given, [`Refusals`]).
 // One per connection: the size difference between the variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum AnyLink {
     /// A server process.
     Child(Layered<ChildLink>),
     /// A remote Streamable HTTP server.
-    Http(Layered<HttpLink>),
+    Http(Layered<Refusals<HttpLink>>),
     /// The replay engine.
     Replay(ReplayLink),
 }
@@ -34,18 +36,6 @@ macro_rules! each {
             AnyLink::Replay($link) => $body,
         }
     };
-}
-
-impl AnyLink {
-    /// A message given to the client in place of a refused request's answer, through the
-    /// layers ([`Layered::stand_in`]); the replay engine has none and refuses nothing.
-    pub async fn stand_in(&mut self, msg: Message) -> Vec<Message> {
-        match self {
-            AnyLink::Child(link) => link.stand_in(msg).await,
-            AnyLink::Http(link) => link.stand_in(msg).await,
-            AnyLink::Replay(_) => vec![msg],
-        }
-    }
 }
 
 impl Link for AnyLink {

@@ -273,16 +273,6 @@ impl<L: Link> Layered<L> {
     pub fn inner(&self) -> &L {
         &self.link
     }
-
-    /// A message the downstream gives its client in place of the answer to a request
-    /// the upstream refused ([`Incoming::Refused`]), shown to the layers as if the server
-    /// had sent it, so that the tape holds what the client got; returns what reaches the
-    /// client.
-    pub async fn stand_in(&mut self, msg: Message) -> Vec<Message> {
-        let out = self.layers.server(msg).await;
-        self.layers.room().await;
-        out
-    }
 }
 
 impl<L: Link> Link for Layered<L> {

@@ -27,6 +27,7 @@ use crate::verdict::Verdict;
 pub mod child;
 pub mod http;
 pub mod pick;
+pub mod refusals;
 pub mod replay;
 pub mod script;
 pub mod sse;

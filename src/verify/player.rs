@@ -27,6 +27,7 @@ use crate::tape::close::CloseReason;
 use crate::tape::{Connection, Direction, Entry, Tape};
 use crate::upstream::child::ChildLink;
 use crate::upstream::http::{self, HttpLink, Remote};
+use crate::upstream::refusals::Refusals;
 use crate::upstream::{Closed, Incoming, Link};
 
 use super::answers::Answers;
@@ -67,7 +68,9 @@ fn connect(target: &Target, max_line: usize) -> Result<AnyLink, String> {
             .map(|link| AnyLink::Child(Layered::new(link, Layers::new())))
             .map_err(|e| crate::error::chain(&e)),
         Target::Url(url, headers) => Remote::new(url, headers.clone())
-            .map(|remote| AnyLink::Http(Layered::new(HttpLink::new(remote), Layers::new())))
+            .map(|remote| {
+                AnyLink::Http(Layered::new(Refusals(HttpLink::new(remote)), Layers::new()))
+            })
             .map_err(|e| crate::error::chain(&e)),
     }
 }

@@ -396,7 +396,7 @@ async fn on_stdio_a_refused_request_reaches_the_layers_as_the_clients_error() {
     let shown = Arc::new(std::sync::Mutex::new(Vec::new()));
     let layers = crate::layer::Layers::new().push(Watch(Arc::clone(&shown)));
     let mut link =
-        crate::layer::Layered::new(crate::downstream::refusals::Refusals(link(&url)), layers);
+        crate::layer::Layered::new(crate::upstream::refusals::Refusals(link(&url)), layers);
     link.send(msg(REQUEST)).await.expect("sent");
     let got = tokio::time::timeout(Duration::from_secs(10), link.next())
         .await

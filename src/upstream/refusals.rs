@@ -1,8 +1,9 @@
-//! The stdio client's view of a refusal: an upstream's [`Incoming::Refused`] of a
-//! request becomes the JSON-RPC error a stdio client is given ([`error_for`]) before the
+//! A JSON-RPC client's view of a refusal: an upstream's [`Incoming::Refused`] of a
+//! request becomes the JSON-RPC error the client is given ([`error_for`]) before the
 //! layers see it, so the tap records what the client got and a replay gives the same
-//! answer. A refused notification or answer has nobody to tell. (The HTTP front answers
-//! a refusal with the upstream's status instead.)
+//! answer. A refused notification or answer has nobody to tell. Every downstream that
+//! speaks JSON-RPC lines (the stdio pump, the built-in client, verify's player) drives its
+//! remote through this; the HTTP front answers a refusal with the upstream's status.
 
 use bytes::Bytes;
 
