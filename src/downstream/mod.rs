@@ -2,8 +2,10 @@
 //! [`crate::upstream::Link`].
 //!
 //! - [`stdio`]: our own stdin/stdout (the `proxy` without `--listen`), line by line.
-//! - the HTTP front ([`crate::front`]), the built-in client ([`crate::client`]) and
+//! - [`front`]: the HTTP front, one task per session.
+//! - the built-in client ([`crate::client`]) and
 //!   verify's player ([`crate::verify`]).
 
+pub mod front;
 pub mod pump;
 pub mod stdio;
