@@ -51,7 +51,7 @@ pub async fn handle(
     if req.method() == Method::DELETE {
         return Ok(match session_id.and_then(|id| front.remove(&id)) {
             Some(session) => {
-                session.end(CloseReason::SessionEnded);
+                session.end_and_wait(CloseReason::SessionEnded).await;
                 full(StatusCode::OK, "")
             }
             None => Rejection::NoSession.response(),

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::HttpError;
 use crate::idle::Activity;
@@ -51,8 +51,9 @@ enum Command {
     Post(Message, Option<Stream>),
     /// The client of a request's stream went away before its answer (the live id).
     Cancelled(String),
-    /// End the session.
-    End(CloseReason),
+    /// End the session; `done` hears when it has (its link closed, its recording
+    /// finished).
+    End(CloseReason, Option<oneshot::Sender<()>>),
 }
 
 /// How a session ended: what its parts found.
@@ -85,7 +86,16 @@ impl SessionHandle {
 
     /// Ends the session (its task closes the link and finishes the recording).
     pub fn end(&self, reason: CloseReason) {
-        let _ = self.commands.send(Command::End(reason));
+        let _ = self.commands.send(Command::End(reason, None));
+    }
+
+    /// Ends the session and waits until it has ended: a client's `DELETE` is answered
+    /// once the upstream session is deleted and the recording has its close.
+    pub async fn end_and_wait(&self, reason: CloseReason) {
+        let (done, ended) = oneshot::channel();
+        if self.commands.send(Command::End(reason, Some(done))).is_ok() {
+            let _ = ended.await;
+        }
     }
 
     /// True once the session has ended or is ending.
@@ -154,24 +164,28 @@ impl<L: Link> Task<L> {
         loop {
             let why = tokio::select! {
                 command = self.commands.recv() => match command {
-                    Some(Command::Post(msg, stream)) => self.post(msg, stream).await,
+                    Some(Command::Post(msg, stream)) => self.post(msg, stream).await.map(|r| (r, None)),
                     Some(Command::Cancelled(id)) => {
                         self.cancel(id);
                         None
                     }
-                    Some(Command::End(reason)) => Some(reason),
-                    None => Some(CloseReason::SessionEnded),
+                    Some(Command::End(reason, done)) => Some((reason, done)),
+                    None => Some((CloseReason::SessionEnded, None)),
                 },
                 incoming = self.link.next(), if !self.drained => match incoming {
-                    Some(incoming) => self.route(incoming),
+                    Some(incoming) => self.route(incoming).map(|r| (r, None)),
                     None => {
                         self.drained = true;
                         None
                     }
                 },
             };
-            if let Some(reason) = why {
-                return self.end(reason).await;
+            if let Some((reason, done)) = why {
+                let ended = self.end(reason).await;
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
+                return ended;
             }
         }
     }
