@@ -106,7 +106,16 @@ async fn post(id: &str, session: &SessionHandle, msg: Message) -> Response<Body>
         Some(Item::Event(event)) => Some(event),
         None => None,
     };
-    stream(id, first, Answers { rx, msg, busy, watch })
+    stream(
+        id,
+        first,
+        Answers {
+            rx,
+            msg,
+            busy,
+            watch,
+        },
+    )
 }
 
 /// The answer to a refused request: the upstream's own status (the client sees what it

@@ -158,8 +158,8 @@ impl Front {
                     ),
                     None => None,
                 };
-                let remote = Remote::new(url, headers.clone())
-                    .map_err(crate::upstream::http::http_usage)?;
+                let remote =
+                    Remote::new(url, headers.clone()).map_err(crate::upstream::http::http_usage)?;
                 let link = HttpLink::new(remote).with_start(json!({"url": url, "front": "http"}));
                 let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
                 Ok(session::spawn(Layered::new(link, layers), recording))
@@ -253,11 +253,8 @@ impl Front {
     }
 }
 
-/// Serves the front on `addr` until `shutdown` resolves; returns the verdicts of the
-/// replayed sessions and what went wrong with the recorded ones. `shutdown` resolves to
-/// a second future — a second stop signal — that cuts short the wait at the end: the
-/// open sessions are ended and their tasks (upstream `DELETE`s, recordings) awaited, at
-/// most [`END_GRACE`], or until that second future resolves.
+/// Serves the front on `addr` until `shutdown` resolves: [`serve_on`] a listener bound
+/// there.
 pub async fn serve<F, G>(
     addr: SocketAddr,
     server: &str,
@@ -269,12 +266,35 @@ where
     F: Future<Output = G>,
     G: Future<Output = ()>,
 {
-    let io = |source| Error::Io {
-        what: format!("cannot listen on {addr}"),
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::Io {
+            what: format!("cannot listen on {addr}"),
+            source,
+        })?;
+    serve_on(listener, server, source, limits, shutdown).await
+}
+
+/// Serves the front on `listener` until `shutdown` resolves; returns the verdicts of the
+/// replayed sessions and what went wrong with the recorded ones. `shutdown` resolves to
+/// a second future — a second stop signal — that cuts short the wait at the end: the
+/// open sessions are ended and their tasks (upstream `DELETE`s, recordings) awaited, at
+/// most [`END_GRACE`], or until that second future resolves.
+pub async fn serve_on<F, G>(
+    listener: tokio::net::TcpListener,
+    server: &str,
+    source: Source,
+    limits: Limits,
+    shutdown: F,
+) -> Result<Served>
+where
+    F: Future<Output = G>,
+    G: Future<Output = ()>,
+{
+    let local = listener.local_addr().map_err(|source| Error::Io {
+        what: "cannot listen: no local address".into(),
         source,
-    };
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
-    let local = listener.local_addr().map_err(io)?;
+    })?;
     if !local.ip().is_loopback() {
         crate::term::eprintln_escaped!(
             "mcptape: warning: listening on {local}, which is not a loopback address"
