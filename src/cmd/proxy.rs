@@ -208,9 +208,9 @@ impl cli::Proxy {
             let shutdown = async move {
                 signals.recv().await;
                 // A second signal stops the wait for the sessions' ends.
-                async move {
+                front::Stop(async move {
                     signals.recv().await;
-                }
+                })
             };
             front::serve(addr, server, source, limits, shutdown).await
         })?;

@@ -75,7 +75,7 @@ pub async fn handle(
         },
         None if msg.method() == Some("initialize") => match front.open() {
             Ok(opened) => opened,
-            Err(answer) => return Ok(answer),
+            Err(answer) => return Ok(*answer),
         },
         None => return Ok(Rejection::SessionRequired.response()),
     };

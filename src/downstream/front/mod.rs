@@ -81,6 +81,10 @@ pub enum Source {
     },
 }
 
+/// What a shutdown future resolves to: the future of a second stop signal, which cuts
+/// short the wait for the sessions' ends ([`END_GRACE`]).
+pub struct Stop<G>(pub G);
+
 /// What the front leaves when it stops.
 #[must_use = "a recording's result must reach the exit status"]
 pub struct Served {
@@ -121,8 +125,9 @@ impl Front {
 
     /// Starts a session (an `initialize` without a session id): its id and handle, or
     /// the answer that says why it could not start.
-    fn open(&self) -> std::result::Result<(String, SessionHandle), Response<handler::Body>> {
-        let fail = |status, text: String| handler::full(status, format!("mcptape: {text}\n"));
+    fn open(&self) -> std::result::Result<(String, SessionHandle), Box<Response<handler::Body>>> {
+        let fail =
+            |status, text: String| Box::new(handler::full(status, format!("mcptape: {text}\n")));
         let id = crate::ids::session_id().map_err(|e| {
             eprintln!("mcptape: error: {}", crate::error::chain(&e));
             fail(StatusCode::INTERNAL_SERVER_ERROR, "no session id".into())
@@ -263,7 +268,7 @@ pub async fn serve<F, G>(
     shutdown: F,
 ) -> Result<Served>
 where
-    F: Future<Output = G>,
+    F: Future<Output = Stop<G>>,
     G: Future<Output = ()>,
 {
     let listener = tokio::net::TcpListener::bind(addr)
@@ -277,7 +282,7 @@ where
 
 /// Serves the front on `listener` until `shutdown` resolves; returns the verdicts of the
 /// replayed sessions and what went wrong with the recorded ones. `shutdown` resolves to
-/// a second future — a second stop signal — that cuts short the wait at the end: the
+/// a [`Stop`] holding a second future — a second stop signal — that cuts short the wait at the end: the
 /// open sessions are ended and their tasks (upstream `DELETE`s, recordings) awaited, at
 /// most [`END_GRACE`], or until that second future resolves.
 pub async fn serve_on<F, G>(
@@ -288,7 +293,7 @@ pub async fn serve_on<F, G>(
     shutdown: F,
 ) -> Result<Served>
 where
-    F: Future<Output = G>,
+    F: Future<Output = Stop<G>>,
     G: Future<Output = ()>,
 {
     let local = listener.local_addr().map_err(|source| Error::Io {
@@ -315,7 +320,7 @@ where
         tasks: Mutex::new(JoinSet::new()),
         ended: Mutex::new(Vec::new()),
     });
-    let rest = accept::run(listener, Arc::clone(&front), shutdown).await;
+    let Stop(rest) = accept::run(listener, Arc::clone(&front), shutdown).await;
     Ok(front.finish(END_GRACE, rest).await)
 }
 

@@ -326,7 +326,7 @@ async fn serve_answers_a_real_request_from_the_tape_and_stops_on_its_shutdown() 
     };
     let shutdown = async move {
         let _ = stopped.await;
-        std::future::pending::<()>()
+        Stop(std::future::pending::<()>())
     };
     let served =
         tokio::spawn(async move { serve_on(listener, "s", source, limits(), shutdown).await });
