@@ -143,6 +143,8 @@ impl Front {
             tasks.spawn(async move { task.await.unwrap_or_default() });
         }
         if let Ok(mut sessions) = self.sessions.lock() {
+            // Sessions that ended on their own (a 404, a refused initialize) go now.
+            sessions.retain(|_, s| !s.is_over());
             sessions.insert(id.clone(), session.clone());
         }
         Ok((id, session))

@@ -231,7 +231,10 @@ impl<L: Link> Task<L> {
             && let Some(id) = msg.id()
         {
             if let Some(tx) = self.forget(id) {
-                let _ = tx.send(Item::Event(event));
+                if tx.send(Item::Event(event)).is_err() {
+                    // Its client went before the handler heard of it.
+                    self.record_cancelled();
+                }
                 return;
             }
             if self.cancelled.remove(id) {
@@ -270,13 +273,18 @@ impl<L: Link> Task<L> {
         if self.forget(&id).is_none() {
             return;
         }
+        self.record_cancelled();
+        self.cancelled.insert(id);
+    }
+
+    /// `$http/cancelled` in the recording, when there is one.
+    fn record_cancelled(&self) {
         if let Some(recording) = &self.recording {
             recording.tap.lifecycle(
                 LifecycleKind::HttpCancelled,
                 json!({"reason": "the client closed its stream"}),
             );
         }
-        self.cancelled.insert(id);
     }
 
     /// Closes the link, then finishes the recording off the runtime's thread.

@@ -353,3 +353,59 @@ async fn serve_answers_a_real_request_from_the_tape_and_stops_on_its_shutdown() 
     assert!(served.verdicts[0].ok(), "{:?}", served.verdicts[0]);
     assert!(served.tape_errors.is_empty());
 }
+
+#[tokio::test]
+async fn a_stream_whose_client_went_away_is_recorded_as_cancelled_and_its_late_answer_goes_nowhere()
+{
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.ndjson");
+    let how = crate::mode::Recording {
+        redactor: crate::redact::Redactor::new(&[]),
+        max_bytes: None,
+    };
+    let recording = RecordSession::open(&path, "s", &how).expect("open");
+    let (link, up, seen) = mem();
+    let layers = Layers::new().push(recording.layer());
+    let (session, task) = session::spawn(Layered::new(link, layers), Some(recording));
+    let (one, rx1) = mpsc::unbounded_channel();
+    let (two, mut rx2) = mpsc::unbounded_channel();
+    session.post(msg(CALL_1), Some(one));
+    session.post(msg(CALL_2), Some(two));
+    seen.taken(2).await;
+    drop(rx1);
+    session.cancelled("1".into());
+    // Commands are taken in order: once the link has this one, the cancel was heard.
+    session.post(
+        msg(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        None,
+    );
+    seen.taken(3).await;
+    up.send(Incoming::Message(msg(ANSWER_1))).expect("up");
+    up.send(Incoming::Message(msg(PROGRESS))).expect("up");
+    assert_eq!(
+        data(next(&mut rx2).await),
+        PROGRESS,
+        "not the cancelled answer"
+    );
+    session.end_and_wait(CloseReason::SessionEnded).await;
+    let ended = task.await.expect("task");
+    assert!(ended.tape_error.is_none(), "{:?}", ended.tape_error);
+    let tape = std::fs::read_to_string(&path).expect("tape");
+    let methods: Vec<&str> = tape
+        .lines()
+        .filter_map(|l| l.split("\"method\":\"").nth(1))
+        .filter_map(|m| m.split('"').next())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "tools/call",
+            "tools/call",
+            "$http/cancelled",
+            "notifications/initialized",
+            "notifications/progress",
+            "$transport/close"
+        ],
+        "{tape}"
+    );
+}
