@@ -10,7 +10,8 @@ use tokio::net::TcpListener;
 use crate::idle::Reaper;
 use crate::listen::Acceptor;
 
-use super::{Front, handler};
+use super::handler;
+use super::state::Front;
 
 /// Accepts and serves connections until `shutdown` resolves; returns what it resolved
 /// to. Connections already open go on being served on their own tasks.

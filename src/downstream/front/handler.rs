@@ -22,14 +22,14 @@ use crate::idle::Busy;
 use crate::message::{Kind, Message};
 use crate::tape::close::CloseReason;
 
-use super::Front;
 use super::session::{Item, SessionHandle, sse_event};
+use super::state::Front;
 
 /// The body of every answer.
 pub type Body = BoxBody<Bytes, Infallible>;
 
 /// A plain answer.
-pub fn full(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+fn full(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
     let mut r = Response::new(Full::new(body.into()).map_err(|e| match e {}).boxed());
     *r.status_mut() = status;
     r
@@ -75,7 +75,7 @@ pub async fn handle(
         },
         None if msg.method() == Some("initialize") => match front.open() {
             Ok(opened) => opened,
-            Err(answer) => return Ok(*answer),
+            Err((status, why)) => return Ok(full(status, format!("mcptape: {why}\n"))),
         },
         None => return Ok(Rejection::SessionRequired.response()),
     };

@@ -13,8 +13,14 @@ use tokio::sync::mpsc;
 use super::session::{self, Item};
 use super::*;
 use crate::error::{HttpError, LinkError};
+use crate::layer::{Layered, Layers};
 use crate::message::Message;
+use crate::record::session::RecordSession;
+use crate::tape::ServerTape;
+use crate::tape::close::CloseReason;
+use crate::upstream::replay::Options;
 use crate::upstream::{Closed, Incoming, Link};
+use crate::verdict::Verdict;
 
 /// What the test sees of an in-memory link.
 #[derive(Clone, Default)]
