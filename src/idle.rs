@@ -9,7 +9,6 @@
 //! (<https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#session-management>),
 //! and a client then starts a new one.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -73,23 +72,17 @@ fn stamp(last: &Mutex<Instant>) {
 }
 
 /// The ids of the sessions idle for longer than `limit` now (said on stderr when there
-/// are any); `activity` finds a session's [`Activity`].
-pub fn expired<T>(
-    sessions: &Mutex<HashMap<String, Arc<Mutex<T>>>>,
+/// are any), among `sessions` (each id with its [`Activity`]).
+pub fn expired<'a>(
+    sessions: impl IntoIterator<Item = (&'a String, &'a Activity)>,
     limit: Duration,
-    activity: impl Fn(&T) -> &Activity,
 ) -> Vec<String> {
     let now = Instant::now();
-    let idle = |s: &Arc<Mutex<T>>| s.lock().is_ok_and(|s| activity(&s).idle_past(now, limit));
-    let ids: Vec<String> = sessions.lock().map_or_else(
-        |_| Vec::new(),
-        |s| {
-            s.iter()
-                .filter(|(_, s)| idle(s))
-                .map(|(id, _)| id.clone())
-                .collect()
-        },
-    );
+    let ids: Vec<String> = sessions
+        .into_iter()
+        .filter(|(_, a)| a.idle_past(now, limit))
+        .map(|(id, _)| id.clone())
+        .collect();
     if !ids.is_empty() {
         crate::term::eprintln_escaped!(
             "mcptape: ended {} idle session(s) (--session-idle)",

@@ -20,7 +20,7 @@
 //! - [`term`] escapes what a terminal would obey in text printed for people.
 //! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
 //!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
-//!   expiry); [`endings`] awaits its upstream `DELETE`s at shutdown.
+//!   expiry); at shutdown it awaits its sessions' upstream `DELETE`s.
 //! - [`redact`] keeps secrets off tapes with the rules of [`redact::rules`]; [`redact::entropy`] is
 //!   `redact --check`'s guess at secrets no rule knows.
 //! - [`cmd`] holds one file per subcommand, each returning an [`outcome::Outcome`];
@@ -38,10 +38,9 @@ pub mod config;
 pub mod depth;
 pub mod downstream;
 pub mod duration;
-pub mod endings;
 pub mod error;
 pub mod framing;
-pub mod front;
+pub use downstream::front;
 pub mod guard;
 pub mod idle;
 pub mod ids;

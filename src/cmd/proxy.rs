@@ -18,10 +18,11 @@ use crate::layer::{Layered, Layers};
 use crate::mode::Recording;
 use crate::mode::{self, Mode, ReplaySettings};
 use crate::outcome::{self, Outcome};
+use crate::process::Signals;
 use crate::record::session::RecordSession;
 use crate::report;
+use crate::tape::ServerTape;
 use crate::tape::close::CloseReason;
-use crate::tape::{ServerTape, TapeWriter, store};
 use crate::upstream::Closed;
 use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http::{self, HttpLink};
@@ -196,102 +197,24 @@ impl cli::Proxy {
     /// signal, then files the replayed sessions' verdicts.
     fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<Outcome> {
         let limits = crate::listen::Limits::from_args(&self.front)?;
-        let need_url = || {
-            Error::Usage(
-                "--listen forwards to --url, or answers from a tape in replay mode: give one"
-                    .into(),
-            )
-        };
-        // False when a recording from the environment could not be made: exit 3.
-        let mut whole = true;
-        let (source, report) = match mode {
-            Mode::Replay {
-                tape,
-                report,
-                settings,
-                source,
-            } => {
-                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, server)?);
-                crate::term::eprintln_escaped!(
-                    "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
-                    tape.display()
-                );
-                let options = settings.options()?;
-                (
-                    front::Source::Replay {
-                        tape: loaded,
-                        options,
-                        report: report.clone(),
-                    },
-                    report,
-                )
-            }
-            Mode::Record {
-                tape,
-                source,
-                recording,
-                report,
-            } => {
-                let url = self.url.clone().ok_or_else(need_url)?;
-                let record = match store::ensure_dir(&tape).and_then(|()| TapeWriter::open(&tape)) {
-                    Ok(writer) => {
-                        drop(writer);
-                        crate::term::eprintln_escaped!(
-                            "mcptape: recording server `{server}` into `{}` ({source})",
-                            tape.display()
-                        );
-                        Some((tape, recording))
-                    }
-                    Err(e) if self.record.is_some() => return Err(e.into()),
-                    // As on stdio: from the environment, a refused tape is not fatal.
-                    Err(e) => {
-                        unrecorded(server, &crate::error::chain(&e), report.as_deref());
-                        whole = false;
-                        None
-                    }
-                };
-                let headers = self.headers.clone();
-                (
-                    front::Source::Forward {
-                        url,
-                        headers,
-                        record,
-                    },
-                    report,
-                )
-            }
-            Mode::RecordFailed { error, report } => {
-                let url = self.url.clone().ok_or_else(need_url)?;
-                unrecorded(server, &crate::error::chain(&error), report.as_deref());
-                whole = false;
-                let headers = self.headers.clone();
-                (
-                    front::Source::Forward {
-                        url,
-                        headers,
-                        record: None,
-                    },
-                    report,
-                )
-            }
-            Mode::Passthrough => {
-                let url = self.url.clone().ok_or_else(need_url)?;
-                let headers = self.headers.clone();
-                (
-                    front::Source::Forward {
-                        url,
-                        headers,
-                        record: None,
-                    },
-                    None,
-                )
-            }
-        };
+        // `whole` is false when a recording from the environment could not be made: exit 3.
+        let (source, report, mut whole) = self.front_source(server, mode)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(ProcessError::Signals)?;
-        let served = runtime.block_on(front::serve(addr, server, source, limits))?;
+        let served = runtime.block_on(async {
+            // Listening for signals before the front says it listens.
+            let mut signals = Signals::new()?;
+            let shutdown = async move {
+                signals.recv().await;
+                // A second signal stops the wait for the sessions' ends.
+                front::Stop(async move {
+                    signals.recv().await;
+                })
+            };
+            front::serve(addr, server, source, limits, shutdown).await
+        })?;
         runtime.shutdown_background();
         let mut replayed = true;
         for v in &served.verdicts {
@@ -308,6 +231,83 @@ impl cli::Proxy {
             whole = false;
         }
         Ok(Outcome::Ok.recorded(whole).replayed(replayed))
+    }
+
+    /// Where the front's answers come from in `mode`, the report directory, and false
+    /// when a recording the environment asked for cannot be made.
+    fn front_source(
+        &self,
+        server: &str,
+        mode: Mode,
+    ) -> Result<(front::Source, Option<std::path::PathBuf>, bool)> {
+        let forward = |record| -> Result<front::Source> {
+            let url = self.url.clone().ok_or_else(|| {
+                Error::Usage(
+                    "--listen forwards to --url, or answers from a tape in replay mode: give one"
+                        .into(),
+                )
+            })?;
+            let headers = self.headers.clone();
+            Ok(front::Source::Forward {
+                url,
+                headers,
+                record,
+            })
+        };
+        Ok(match mode {
+            Mode::Replay {
+                tape,
+                report,
+                settings,
+                source,
+            } => {
+                let loaded = std::sync::Arc::new(ServerTape::load_warning(&tape, server)?);
+                crate::term::eprintln_escaped!(
+                    "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
+                    tape.display()
+                );
+                let options = settings.options()?;
+                let source = front::Source::Replay {
+                    tape: loaded,
+                    options,
+                    report: report.clone(),
+                };
+                (source, report, true)
+            }
+            Mode::Record {
+                tape,
+                source,
+                recording,
+                report,
+            } => {
+                // --url is asked for before the tape is touched.
+                let _unrecorded = forward(None)?;
+                // The tape is checked here, as every session's recording will open it.
+                let checked = RecordSession::open(&tape, server, &recording)
+                    .and_then(|session| session.finish().map(drop));
+                match checked {
+                    Ok(()) => {
+                        crate::term::eprintln_escaped!(
+                            "mcptape: recording server `{server}` into `{}` ({source})",
+                            tape.display()
+                        );
+                        (forward(Some((tape, recording)))?, report, true)
+                    }
+                    Err(e) if self.record.is_some() => return Err(e.into()),
+                    // As on stdio: from the environment, a refused tape is not fatal.
+                    Err(e) => {
+                        unrecorded(server, &crate::error::chain(&e), report.as_deref());
+                        (forward(None)?, report, false)
+                    }
+                }
+            }
+            Mode::RecordFailed { error, report } => {
+                let source = forward(None)?;
+                unrecorded(server, &crate::error::chain(&error), report.as_deref());
+                (source, report, false)
+            }
+            Mode::Passthrough => (forward(None)?, None, true),
+        })
     }
 
     /// Relays to the upstream the flags name, through `layers`: the URL, or the

@@ -1,11 +1,16 @@
 //! Where the client is: one driver per kind of front, each driving any
 //! [`crate::upstream::Link`].
 //!
-//! - [`stdio`]: our own stdin/stdout (the `proxy` without `--listen`), line by line.
-//! - the HTTP front ([`crate::front`]), the built-in client ([`client`]) and
-//!   verify's player ([`crate::verify`]).
+//! - [`pump`]: the stdio pump, our stdin/stdout line by line (the `proxy` without
+//!   `--listen`, over a remote, the replay engine, or a child in line mode);
+//!   [`relay`]: its fast path for a child, bytes as they come; [`stdio`]: our stdin and
+//!   stdout as async streams.
+//! - [`front`]: the HTTP front, one task per session.
+//! - [`client`]: the built-in client behind `call` and `tools`; verify's player is
+//!   [`crate::verify`].
 
 pub mod client;
+pub mod front;
 pub mod pump;
 pub mod relay;
 pub mod stdio;

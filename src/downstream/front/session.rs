@@ -1,0 +1,319 @@
+//! One HTTP session of the front: one task that owns its [`Link`] and routes what comes
+//! back to the answer streams of the POSTs that wait for it.
+//!
+//! Handlers talk to the task through a [`SessionHandle`] (not generic over the link):
+//! [`SessionHandle::post`] hands a client message on, with the stream that waits for its
+//! answer when it is a request; [`SessionHandle::end`] ends the session. The task loops
+//! on one `select!` over those commands and [`Link::next`]. Routing: a response goes to
+//! the stream that waits for its id and ends it; any other server message goes to the
+//! newest open stream; a refusal of a request goes to that request's stream. A refused
+//! `initialize`, or any `404`, ends the session (the upstream never accepted it, or has
+//! forgotten it).
+//!
+//! Ending closes the link (`DELETE` upstream, or the replay's verdict) and finishes the
+//! recording on a blocking thread: the tap's writer is joined and the tape synced there,
+//! never on the runtime's thread.
+
+use std::collections::{HashMap, HashSet};
+
+use bytes::Bytes;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::HttpError;
+use crate::idle::Activity;
+use crate::message::{Kind, Message};
+use crate::record::session::RecordSession;
+use crate::record::tap::TapHandle;
+use crate::tape::close::CloseReason;
+use crate::tape::lifecycle::Lifecycle;
+use crate::upstream::{Closed, Incoming, Link};
+use crate::verdict::Verdict;
+
+/// What reaches a request's answer stream.
+#[derive(Debug)]
+pub enum Item {
+    /// One SSE event carrying one server message.
+    Event(Bytes),
+    /// The upstream refused the request: its handler answers the status (before the
+    /// stream started) or a JSON-RPC error (after).
+    Refused(HttpError),
+    /// The link is gone: the message could not be handed on.
+    Gone,
+}
+
+/// The sending end of one request's answer stream.
+pub type Stream = mpsc::UnboundedSender<Item>;
+
+/// What a handler asks of a session's task.
+enum Command {
+    /// A client message, with the stream waiting for its answer (requests only).
+    Post(Message, Option<Stream>),
+    /// The client of a request's stream went away before its answer (the live id).
+    Cancelled(String),
+    /// End the session; `done` hears when it has (its link closed, its recording
+    /// finished).
+    End(CloseReason, Option<oneshot::Sender<()>>),
+}
+
+/// How a session ended: what its parts found.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// The replayed connection's verdict (replay only).
+    pub verdict: Option<Verdict>,
+    /// Why the recording is incomplete, when it is (forwarding with a tape only).
+    pub tape_error: Option<String>,
+}
+
+/// A handler's way to one session's task.
+#[derive(Clone)]
+pub struct SessionHandle {
+    commands: mpsc::UnboundedSender<Command>,
+    activity: std::sync::Arc<Activity>,
+}
+
+impl SessionHandle {
+    /// Hands `msg` to the session; `stream` gets what answers it. False when the session
+    /// has ended.
+    pub fn post(&self, msg: Message, stream: Option<Stream>) -> bool {
+        self.commands.send(Command::Post(msg, stream)).is_ok()
+    }
+
+    /// Says that the stream of the request `id` lost its client.
+    pub fn cancelled(&self, id: String) {
+        let _ = self.commands.send(Command::Cancelled(id));
+    }
+
+    /// Ends the session (its task closes the link and finishes the recording).
+    pub fn end(&self, reason: CloseReason) {
+        let _ = self.commands.send(Command::End(reason, None));
+    }
+
+    /// Ends the session and waits until it has ended: a client's `DELETE` is answered
+    /// once the upstream session is deleted and the recording has its close.
+    pub async fn end_and_wait(&self, reason: CloseReason) {
+        let (done, ended) = oneshot::channel();
+        if self.commands.send(Command::End(reason, Some(done))).is_ok() {
+            let _ = ended.await;
+        }
+    }
+
+    /// True once the session has ended or is ending.
+    pub fn is_over(&self) -> bool {
+        self.commands.is_closed()
+    }
+
+    /// When the session was last busy; [`Activity::hold`] keeps it busy.
+    pub fn activity(&self) -> &Activity {
+        &self.activity
+    }
+}
+
+/// The session's recording, when there is one: finished when the session ends.
+pub struct Recording {
+    /// The recording.
+    pub session: RecordSession,
+    /// Its tap, for what only the front knows (`$http/cancelled`).
+    pub tap: TapHandle,
+}
+
+/// Starts the task of one session over `link` (behind its layers already); `recording`
+/// is finished when the session ends. Must be called inside the runtime.
+pub fn spawn<L: Link + 'static>(
+    link: L,
+    recording: Option<RecordSession>,
+) -> (SessionHandle, tokio::task::JoinHandle<Ended>) {
+    let (commands, rx) = mpsc::unbounded_channel();
+    let recording = recording.map(|session| Recording {
+        tap: session.handle(),
+        session,
+    });
+    let task = Task {
+        link,
+        commands: rx,
+        waiting: HashMap::new(),
+        newest: None,
+        cancelled: HashSet::new(),
+        recording,
+        drained: false,
+    };
+    let handle = SessionHandle {
+        commands,
+        activity: std::sync::Arc::new(Activity::new()),
+    };
+    (handle, tokio::spawn(task.run()))
+}
+
+/// One session's task: the link, and the streams waiting for it.
+struct Task<L> {
+    link: L,
+    commands: mpsc::UnboundedReceiver<Command>,
+    /// Streams waiting for the response to a request, by live request id.
+    waiting: HashMap<String, Stream>,
+    /// The newest open stream: where server requests and notifications go.
+    newest: Option<Stream>,
+    /// Requests whose client went away: their late answers go nowhere.
+    cancelled: HashSet<String>,
+    recording: Option<Recording>,
+    /// The link said it has nothing more to give.
+    drained: bool,
+}
+
+impl<L: Link> Task<L> {
+    async fn run(mut self) -> Ended {
+        loop {
+            let why = tokio::select! {
+                command = self.commands.recv() => match command {
+                    Some(Command::Post(msg, stream)) => self.post(msg, stream).await.map(|r| (r, None)),
+                    Some(Command::Cancelled(id)) => {
+                        self.cancel(id);
+                        None
+                    }
+                    Some(Command::End(reason, done)) => Some((reason, done)),
+                    None => Some((CloseReason::SessionEnded, None)),
+                },
+                incoming = self.link.next(), if !self.drained => match incoming {
+                    Some(incoming) => self.route(incoming).map(|r| (r, None)),
+                    None => {
+                        self.drained = true;
+                        None
+                    }
+                },
+            };
+            if let Some((reason, done)) = why {
+                let ended = self.end(reason).await;
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
+                return ended;
+            }
+        }
+    }
+
+    /// Hands a client message to the link; a request's stream waits for its answer.
+    async fn post(&mut self, msg: Message, stream: Option<Stream>) -> Option<CloseReason> {
+        if msg.kind() == Kind::Request
+            && let (Some(id), Some(stream)) = (msg.id(), &stream)
+        {
+            self.cancelled.remove(id);
+            self.waiting.insert(id.to_owned(), stream.clone());
+            self.newest = Some(stream.clone());
+        }
+        if self.link.send(msg.clone()).await.is_err() {
+            if let Some(id) = msg.id() {
+                self.forget(id);
+            }
+            if let Some(stream) = stream {
+                let _ = stream.send(Item::Gone);
+            }
+            return Some(CloseReason::SessionEnded);
+        }
+        None
+    }
+
+    /// Routes one thing from the link; the reason to end the session, when it must.
+    fn route(&mut self, incoming: Incoming) -> Option<CloseReason> {
+        match incoming {
+            Incoming::Message(msg) => {
+                self.deliver(&msg);
+                None
+            }
+            // The layers have seen it already; the client never does.
+            Incoming::Event(_) => None,
+            Incoming::Refused { request, error } => self.refused(&request, error),
+        }
+    }
+
+    /// A server message to the stream that waits for it, or to the newest.
+    fn deliver(&mut self, msg: &Message) {
+        let event = sse_event(msg.raw());
+        if matches!(msg.kind(), Kind::Response | Kind::Error)
+            && let Some(id) = msg.id()
+        {
+            if let Some(tx) = self.forget(id) {
+                if tx.send(Item::Event(event)).is_err() {
+                    // Its client went before the handler heard of it.
+                    self.record_cancelled();
+                }
+                return;
+            }
+            if self.cancelled.remove(id) {
+                return;
+            }
+        }
+        if let Some(tx) = &self.newest {
+            let _ = tx.send(Item::Event(event));
+        }
+    }
+
+    /// A refusal to the request's stream; a refused `initialize` or a `404` ends the
+    /// session.
+    fn refused(&mut self, request: &Message, error: HttpError) -> Option<CloseReason> {
+        let ends = request.method() == Some("initialize")
+            || matches!(error, HttpError::Status { status: 404, .. });
+        if let Some(id) = request.id().filter(|_| request.kind() == Kind::Request)
+            && let Some(tx) = self.forget(id)
+        {
+            let _ = tx.send(Item::Refused(error));
+        }
+        ends.then_some(CloseReason::SessionEnded)
+    }
+
+    /// Takes the stream waiting for `id` off the routes (it ends when dropped).
+    fn forget(&mut self, id: &str) -> Option<Stream> {
+        let tx = self.waiting.remove(id)?;
+        if self.newest.as_ref().is_some_and(|n| n.same_channel(&tx)) {
+            self.newest = None;
+        }
+        Some(tx)
+    }
+
+    /// The client of request `id`'s stream went away before its answer.
+    fn cancel(&mut self, id: String) {
+        if self.forget(&id).is_none() {
+            return;
+        }
+        self.record_cancelled();
+        self.cancelled.insert(id);
+    }
+
+    /// `$http/cancelled` in the recording, when there is one.
+    fn record_cancelled(&self) {
+        if let Some(recording) = &self.recording {
+            recording.tap.record(&Lifecycle::HttpCancelled {
+                reason: "the client closed its stream".into(),
+            });
+        }
+    }
+
+    /// Closes the link, then finishes the recording off the runtime's thread.
+    async fn end(mut self, reason: CloseReason) -> Ended {
+        self.commands.close();
+        self.waiting.clear();
+        self.newest = None;
+        let mut ended = Ended::default();
+        if let Ok(Closed::Replayed { verdict, .. }) = self.link.close(reason).await {
+            ended.verdict = Some(*verdict);
+        }
+        if let Some(recording) = self.recording.take() {
+            let session = recording.session;
+            let finished = tokio::task::spawn_blocking(move || session.finish()).await;
+            ended.tape_error = match finished {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(crate::error::chain(&e)),
+                Err(_) => Some("the tape writer panicked".to_owned()),
+            };
+        }
+        ended
+    }
+}
+
+/// One SSE event carrying one message (on one line).
+pub fn sse_event(line: &[u8]) -> Bytes {
+    let line = crate::upstream::http::one_line(line);
+    let mut event = Vec::with_capacity(line.len() + 24);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(&line);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
