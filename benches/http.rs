@@ -164,10 +164,10 @@ fn main() {
 /// The client side as the stdio proxy drives it.
 mod drive {
     use bytes::Bytes;
-    use mcptape::message::Message;
-    use mcptape::tape::close::CloseReason;
-    use mcptape::upstream::http::{HttpLink, Remote};
-    use mcptape::upstream::{Incoming, Link};
+    use mcptape::CloseReason;
+    use mcptape::Message;
+    use mcptape::{HttpLink, Remote};
+    use mcptape::{Incoming, Link};
 
     pub const NAME: &str = "HttpLink";
 

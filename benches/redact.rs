@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mcptape::redact::Redactor;
+use mcptape::Redactor;
 
 fn string_message(body: &str) -> String {
     serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": body}]}}).to_string()
@@ -124,8 +124,8 @@ fn main() {
     ];
     // What the tap does with one big answer: validate, redact, frame with `_meta`.
     let answer = string_message(&"x".repeat(small_size));
-    let meta = mcptape::tape::Meta {
-        dir: mcptape::tape::Direction::Recv,
+    let meta = mcptape::Meta {
+        dir: mcptape::Direction::Recv,
         server: "s".into(),
         ts: Some("2026-11-30T00:00:00.000Z".into()),
         conn: Some("c-1".into()),
@@ -134,9 +134,9 @@ fn main() {
     let mut best = Duration::MAX;
     for _ in 0..5 {
         let t = Instant::now();
-        black_box(mcptape::message::shape(answer.as_bytes()));
+        black_box(mcptape::lines::shape(answer.as_bytes()));
         let text = r.message(&answer);
-        black_box(mcptape::tape::format::encode(text.as_bytes(), &meta));
+        black_box(mcptape::lines::encode(text.as_bytes(), &meta));
         best = best.min(t.elapsed());
     }
     println!(

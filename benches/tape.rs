@@ -23,10 +23,11 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use mcptape::tape::format::{self, Direction, Meta};
-use mcptape::tape::{ServerTape, Tape};
-use mcptape::upstream::pick::Picker;
-use mcptape::upstream::replay::{Options, Replay, ServerFacts};
+use mcptape::Picker;
+use mcptape::lines as format;
+use mcptape::{Direction, Meta};
+use mcptape::{Replay, ReplayOptions as Options, ServerFacts};
+use mcptape::{ServerTape, Tape};
 
 const CALLS_PER_CONNECTION: usize = 40;
 const SERVER: &str = "bench";

@@ -433,7 +433,7 @@ pub struct List {
     pub json: bool,
 }
 
-/// The HTTP front's limits (`proxy --listen`): see [`crate::listen`] and [`crate::guard`].
+/// The HTTP front's limits (`proxy --listen`): see [`crate::downstream::front::listen`] and [`crate::downstream::front::guard`].
 #[derive(Debug, Args, Clone, Copy)]
 #[command(next_help_heading = "HTTP front (--listen)")]
 pub struct FrontLimits {

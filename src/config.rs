@@ -12,8 +12,6 @@ use serde_json::{Map, Value};
 
 use crate::error::ConfigError;
 
-/// The environment variable naming a config file.
-pub const ENV_CONFIG: &str = "MCPTAPE_CONFIG";
 /// Config files looked for in the working directory, in order.
 pub const CANDIDATES: &[&str] = &[
     ".mcp.json",

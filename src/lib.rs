@@ -1,61 +1,105 @@
 //! mcptape records the JSON-RPC traffic between MCP clients and servers at the transport
-//! level, one NDJSON line per message, into tapes.
+//! level, one NDJSON line per message, into tapes, and plays tapes back.
 //!
-//! Architecture: a **downstream** (where the client is: our stdio, the HTTP [`front`], or
-//! the built-in [`client`]) talks to an **upstream** — a child server process
-//! ([`upstream::child`]), a remote Streamable HTTP server ([`upstream::http`]), or the
-//! replay engine that answers from a tape ([`upstream::replay`], [`upstream::pick`]); a **tap** sees every line after it is
-//! forwarded and appends it to a tape, never changing, delaying or dropping live traffic.
+//! # Roles
 //!
-//! - [`framing`] cuts byte streams into lines without changing a byte; [`message`] tells
-//!   what a line is, lazily.
-//! - [`tape`] is the file format, the shared-append writer, the reader, and names → paths.
-//! - [`tap`] turns forwarded lines into tape entries on a thread of its own.
-//! - [`matcher`] normalizes and compares messages for replay; [`verdict`] is what a
-//!   replayed connection found, and [`report`] the directory it reaches its parent by.
-//! - [`verify`] plays a tape's client side against a live server (the player, a
-//!   downstream) and classifies each answer; [`cmd::verify`] reports what it found.
-//! - [`process`] owns child processes; [`mode`] decides whether a proxy records or
-//!   replays, from its own environment or its nearest ancestor's.
-//! - [`term`] escapes what a terminal would obey in text printed for people.
-//! - The HTTP [`front`] is guarded by [`listen`] (connection bound, `EMFILE` pause,
-//!   header timeout), [`guard`] (`Origin`/`Host`, body limits) and [`idle`] (session
-//!   expiry); at shutdown it awaits its sessions' upstream `DELETE`s.
-//! - [`redact`] keeps secrets off tapes with the rules of [`redact::rules`]; [`redact::entropy`] is
-//!   `redact --check`'s guess at secrets no rule knows.
-//! - [`cmd`] holds one file per subcommand, each returning an [`outcome::Outcome`];
-//!   [`cli`] their arguments (clap data and value parsers); [`error`] the errors;
-//!   [`outcome`] the one place that maps outcomes and errors to exit codes and prints
-//!   errors.
-//! - [`duration`] checks every duration flag as it is parsed.
-//! - [`depth`] bounds every walk of JSON: deeper parts are skipped iteratively and read as
-//!   a marker; the redactor's scanner is iterative at any depth.
+//! - **Upstream** — where client messages go, behind one interface, [`Link`]
+//!   (`upstream/`): a server process ([`ChildLink`]), a Streamable HTTP session
+//!   ([`HttpLink`], over [`Remote`]), or the replay engine ([`ReplayLink`], which answers
+//!   from a tape through the connection [`Picker`] and its [`Replay`] script).
+//! - **Downstream** — where the client is, one driver per kind (`downstream/`), each
+//!   driving any `Link`: the stdio pump ([`pump`]) and its byte-relay fast path for a
+//!   child (`downstream/relay.rs`), the HTTP front (`downstream/front/`: accept, one task
+//!   per session that owns its `Link`, the hyper handler), the built-in client behind
+//!   `call`/`tools` (`downstream/client.rs`), and verify's player (`verify/player.rs`).
+//! - **Layers** — what sits between the two, written once: a [`Layers`] stack in front of
+//!   any `Link` is a `Link` itself ([`Layered`]); [`AnyLink`] is whichever upstream the
+//!   command line chose, behind its layers. The recording tap is the first layer
+//!   ([`TapLayer`]; `record/`), and a recording's lifetime is a [`RecordSession`] whose
+//!   finish cannot be dropped.
+//!
+//! # Tap order
+//!
+//! On stdio the tap sees a client line after it was handed to the upstream and a server
+//! line before it is written to the client (the byte relay: after both, with no await in
+//! between). On the HTTP front the tap sees a POSTed message before it is handed to its
+//! session's upstream and a server message before it is routed to a stream. Either way a
+//! request is on the tape before its answer, and the tap never changes, holds or drops
+//! live traffic: past its queue budget it slows the live path instead.
+//!
+//! # The rest
+//!
+//! `tape/` is the file format (one serialiser for lifecycle entries), the shared-append
+//! writer and the readers; `framing` and `message` cut and classify lines without changing
+//! a byte; `matcher` normalizes and compares for replay and verify; `redact/` keeps
+//! secrets off tapes; `mode` decides record or replay from flags and the environment (our
+//! own or the nearest ancestor's); `process` owns child processes; `term` escapes what a
+//! terminal would obey; `cmd/` holds one file per subcommand, each returning an
+//! [`Outcome`]; [`outcome`] is the one place that maps outcomes and errors to exit codes
+//! and prints errors.
+//!
+//! The modules are private; what other crates (the binary, the tests, the benchmarks and
+//! the fuzz targets) use is re-exported below.
 
-pub mod cli;
-pub use downstream::client;
-pub mod cmd;
-pub mod config;
-pub mod depth;
-pub mod downstream;
-pub mod duration;
-pub mod error;
-pub mod framing;
-pub use downstream::front;
-pub mod guard;
-pub mod idle;
-pub mod ids;
-pub mod layer;
-pub mod listen;
-pub mod matcher;
-pub mod message;
-pub mod mode;
+mod cli;
+mod cmd;
+mod config;
+mod depth;
+mod downstream;
+mod duration;
+mod error;
+mod framing;
+mod ids;
+mod layer;
+mod matcher;
+mod message;
+mod mode;
 pub mod outcome;
-pub mod process;
-pub mod record;
-pub mod redact;
-pub mod report;
-pub mod tape;
-pub mod term;
-pub mod upstream;
-pub mod verdict;
-pub mod verify;
+mod process;
+mod record;
+mod redact;
+mod report;
+mod tape;
+mod term;
+mod upstream;
+mod verdict;
+mod verify;
+
+pub use cli::Cli;
+pub use config::Config;
+pub use downstream::pump;
+pub use error::{ClientError, Error, HttpError, LinkError, Result, TapeError};
+pub use framing::{Frame, LineCodec};
+pub use layer::{AnyLink, Flow, Later, Layer, Layered, Layers, Step};
+pub use matcher::{Glob, Matcher};
+pub use message::{Kind, Message, Shape};
+pub use outcome::Outcome;
+pub use record::layer::TapLayer;
+pub use record::session::{RecordSession, Recorded};
+pub use redact::Redactor;
+pub use tape::{
+    Close, CloseReason, CloseStatus, Connection, Direction, Entry, Lifecycle, LifecycleKind, Meta,
+    ServerTape, Tape, TapeWriter,
+};
+pub use upstream::child::ChildLink;
+pub use upstream::http::{HttpLink, Remote};
+pub use upstream::pick::Picker;
+pub use upstream::refusals::Refusals;
+pub use upstream::replay::{Options as ReplayOptions, Replay, ReplayLink, ServerFacts};
+pub use upstream::sse::Sse;
+pub use upstream::{Closed, Event, Incoming, Link};
+
+/// Functions on lines and messages that the fuzz targets and benchmarks drive directly.
+pub mod lines {
+    pub use crate::framing::content;
+    pub use crate::message::shape;
+    pub use crate::tape::format::encode;
+}
+
+/// Replay's and verify's comparison of messages, for the fuzz targets.
+pub mod compare {
+    pub use crate::matcher::{diff, differences, expand_json_text};
+}
+
+/// `mcptape show`'s trace of a tape, for the fuzz targets.
+pub use cmd::show::trace;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let result = match mcptape::cli::Cli::try_parse() {
+    let result = match mcptape::Cli::try_parse() {
         Ok(cli) => cli.run(),
         Err(err) => mcptape::outcome::parse_failed(err),
     };

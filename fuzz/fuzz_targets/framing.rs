@@ -4,8 +4,9 @@
 
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
-use mcptape::framing::{Frame, LineCodec};
-use mcptape::message::{self, Message};
+use mcptape::Message;
+use mcptape::lines as message;
+use mcptape::{Frame, LineCodec};
 use tokio_util::codec::Decoder;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let mut out = Vec::new();
     let take = |frame: Frame, out: &mut Vec<u8>| {
         if let Frame::Line(line) = &frame {
-            let text = mcptape::framing::content(line);
+            let text = mcptape::lines::content(line);
             let _ = message::shape(text);
             let m = Message::new(text.to_vec());
             let _ = (m.kind(), m.method(), m.id(), m.is_object());

@@ -3,8 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcptape::matcher::{self, Matcher};
-use mcptape::message::Message;
+use mcptape::Message;
+use mcptape::compare as matcher;
+use mcptape::{Glob, Matcher};
 
 fuzz_target!(|data: &[u8]| {
     let (a, b) = match memchr(data) {
@@ -22,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     matcher::expand_json_text(&mut nb);
     let _ = matcher::differences(&na, &nb, "");
     let _ = matcher::diff(&na, &nb, "a", "b");
-    if let Ok(glob) = matcher::Glob::parse(std::str::from_utf8(b).unwrap_or("x")) {
+    if let Ok(glob) = Glob::parse(std::str::from_utf8(b).unwrap_or("x")) {
         glob.remove(&mut na);
     }
 });

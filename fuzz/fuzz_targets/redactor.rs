@@ -3,12 +3,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcptape::redact::Redactor;
+use mcptape::Redactor;
 use serde_json::value::RawValue;
 use std::sync::LazyLock;
 
 /// Built once: its rules are compiled regular expressions.
-static REDACTOR: LazyLock<Redactor> = LazyLock::new(|| Redactor::new(&["hunter2-literal".to_owned()]));
+static REDACTOR: LazyLock<Redactor> =
+    LazyLock::new(|| Redactor::new(&["hunter2-literal".to_owned()]));
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcptape::tape::Tape;
-use mcptape::upstream::replay::{Options, Replay, ServerFacts};
+use mcptape::Tape;
+use mcptape::{Replay, ReplayOptions as Options, ServerFacts};
 
 fuzz_target!(|data: &[u8]| {
     let split = data.windows(5).position(|w| w == b"\n---\n");
@@ -18,10 +18,17 @@ fuzz_target!(|data: &[u8]| {
     };
     let conns = tape.connections();
     for conn in &conns {
-        let same: Vec<_> = conns.iter().filter(|c| c.server == conn.server).cloned().collect();
+        let same: Vec<_> = conns
+            .iter()
+            .filter(|c| c.server == conn.server)
+            .cloned()
+            .collect();
         let facts = ServerFacts::of(&tape, &same);
         for unordered in [false, true] {
-            let opts = Options { unordered, ..Options::default() };
+            let opts = Options {
+                unordered,
+                ..Options::default()
+            };
             let mut replay = Replay::new(&tape, conn, &facts, opts);
             let mut outs = replay.start();
             for line in script.split(|&b| b == b'\n') {
@@ -29,7 +36,10 @@ fuzz_target!(|data: &[u8]| {
             }
             for out in &outs {
                 assert!(out.line.ends_with(b"\n"), "an answer without its line end");
-                assert!(!out.line[..out.line.len() - 1].contains(&b'\n'), "an answer of two lines");
+                assert!(
+                    !out.line[..out.line.len() - 1].contains(&b'\n'),
+                    "an answer of two lines"
+                );
             }
             let _ = replay.finish();
         }

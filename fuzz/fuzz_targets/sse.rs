@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcptape::upstream::http::Sse;
+use mcptape::Sse;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&cut, rest)) = data.split_first() else {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcptape::tape::Tape;
+use mcptape::Tape;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(tape) = Tape::parse(std::path::Path::new("fuzz.ndjson"), data) else {
@@ -14,5 +14,5 @@ fuzz_target!(|data: &[u8]| {
             assert!(i < tape.entries.len());
         }
     }
-    let _ = mcptape::cmd::show::trace(&tape, &tape.connections(), Some(80));
+    let _ = mcptape::trace(&tape, &tape.connections(), Some(80));
 });

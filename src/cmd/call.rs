@@ -1,5 +1,5 @@
 //! `mcptape call SERVER.TOOL [ARG]...`: one tool call through the built-in client
-//! ([`crate::client`]), recorded or replayed in process when a mode is on.
+//! ([`crate::downstream::client`]), recorded or replayed in process when a mode is on.
 //!
 //! The connection machinery here ([`Endpoint`], [`Conversation`]) is shared with
 //! `mcptape tools`: the mode decides the endpoint, a recording is a
@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::cli::{self, Output};
-use crate::client::{ClientError, Reply, Session};
 use crate::cmd::proxy::file_verdict;
 use crate::config::{self, Config, ServerEntry};
+use crate::downstream::client::{ClientError, Reply, Session};
 use crate::error::{Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
 use crate::layer::Layers;

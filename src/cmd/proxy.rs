@@ -11,9 +11,9 @@ use std::path::Path;
 use crate::cli;
 use crate::error::{Error, ProcessError, Result};
 
+use crate::downstream::front;
 use crate::downstream::pump;
 use crate::downstream::relay;
-use crate::front;
 use crate::layer::{Layered, Layers};
 use crate::mode::Recording;
 use crate::mode::{self, Mode, ReplaySettings};
@@ -196,7 +196,7 @@ impl cli::Proxy {
     /// `--listen`: the HTTP front, forwarding to `--url` or replaying; runs until a
     /// signal, then files the replayed sessions' verdicts.
     fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<Outcome> {
-        let limits = crate::listen::Limits::from_args(&self.front)?;
+        let limits = crate::downstream::front::listen::Limits::from_args(&self.front)?;
         // `whole` is false when a recording from the environment could not be made: exit 3.
         let (source, report, mut whole) = self.front_source(server, mode)?;
         let runtime = tokio::runtime::Builder::new_current_thread()

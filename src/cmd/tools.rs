@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::cli;
-use crate::client::Session;
 use crate::cmd::call::{answered, initialized};
+use crate::downstream::client::Session;
 use crate::error::Result;
 use crate::outcome::Outcome;
 use crate::term::line;

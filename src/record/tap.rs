@@ -31,8 +31,6 @@ use crate::tape::close::Close;
 use crate::tape::format::{self, Direction, Meta};
 use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
 
-pub use crate::framing::{LongLine, OVERSIZE_PREFIX_BYTES};
-
 enum Event {
     Line {
         dir: Direction,
@@ -493,6 +491,7 @@ mod tests {
 
     #[test]
     fn long_line_keeps_length_and_prefix() {
+        use crate::framing::{LongLine, OVERSIZE_PREFIX_BYTES};
         let mut long = LongLine::default();
         let big = vec![b'x'; OVERSIZE_PREFIX_BYTES + 10];
         assert!(long.push(&big, false).is_none());

@@ -562,6 +562,7 @@ pub fn key_providers() -> Vec<Provider> {
 }
 
 /// The distinct provider names the key formats cover (for docs and tests).
+#[cfg(test)]
 pub fn providers() -> Vec<&'static str> {
     key_providers().into_iter().map(Provider::name).collect()
 }

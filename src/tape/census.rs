@@ -7,7 +7,7 @@
 //! ([`crate::tape::lines::classify`]), so a tape that fails to load fails here too.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::tape::TapeError;
 use crate::tape::format::Direction;
@@ -19,8 +19,6 @@ use crate::tape::torn::{self, TornLine};
 /// The summary of one tape.
 #[derive(Debug)]
 pub struct Census {
-    /// Where it was read from.
-    pub path: PathBuf,
     /// How many entries it has.
     pub entries: usize,
     /// How many of them are messages (sent or received, not lifecycle).
@@ -45,7 +43,6 @@ impl Census {
         let mut grouper = Grouper::default();
         let mut found_torn = Vec::new();
         let mut census = Census {
-            path: path.to_path_buf(),
             entries: 0,
             messages: 0,
             servers: BTreeSet::new(),

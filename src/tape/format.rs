@@ -297,6 +297,7 @@ fn oversize_params(o: &Oversize) -> Value {
 }
 
 /// The parts of a decoded line.
+#[cfg(test)]
 #[derive(Debug)]
 pub struct Decoded {
     /// The message's exact text, `_meta` cut out.
@@ -319,6 +320,7 @@ struct MetaFields {
 }
 
 /// Reads one tape line: the message without `_meta`, and the `_meta`.
+#[cfg(test)]
 pub fn decode(line: &str) -> Result<Decoded, String> {
     let (meta, cut) = decode_cut(line)?;
     let trimmed = line.trim_ascii();

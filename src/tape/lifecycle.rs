@@ -237,12 +237,12 @@ pub struct Oversize {
 
 impl Oversize {
     /// True when the lost message may have been the client's.
-    pub fn from_client(&self) -> bool {
+    pub fn by_client(&self) -> bool {
         self.dir != Some(Direction::Recv)
     }
 
     /// True when the lost message may have been the server's.
-    pub fn from_server(&self) -> bool {
+    pub fn by_server(&self) -> bool {
         self.dir != Some(Direction::Send)
     }
 

@@ -135,7 +135,7 @@ impl Ending {
             match Lifecycle::of(e) {
                 Some(Lifecycle::Close(close)) => return Ending::Closed(close),
                 Some(Lifecycle::Truncated(_)) => return Ending::Truncated(e.line),
-                Some(Lifecycle::Oversize(o)) if o.from_client() => {
+                Some(Lifecycle::Oversize(o)) if o.by_client() => {
                     return Ending::LostClient(e.line, o);
                 }
                 Some(Lifecycle::Oversize(o)) => lost = Some((e.line, o)),
@@ -174,6 +174,7 @@ impl Ending {
     }
 
     /// True when tape line `line` comes before a lost client message (or there is none).
+    #[cfg(test)]
     pub fn keeps(&self, line: usize) -> bool {
         self.lost_client_at().is_none_or(|at| line < at)
     }
@@ -276,7 +277,7 @@ impl Lost {
         };
         let entries = conn.entries.iter().map(|&i| &tape.entries[i]);
         let lost = entries.filter_map(|e| match Lifecycle::of(e) {
-            Some(Lifecycle::Oversize(o)) if o.from_server() && request != Some(e.line) => {
+            Some(Lifecycle::Oversize(o)) if o.by_server() && request != Some(e.line) => {
                 Some((e.line, o))
             }
             _ => None,

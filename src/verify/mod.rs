@@ -33,11 +33,8 @@ mod answers;
 mod compare;
 mod player;
 
-pub use compare::{Class, Played, compare};
+pub use compare::{Class, Played};
 pub use player::run_connection;
-
-/// Default time a call may take before it counts as unanswered.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What verifying one connection found.
 #[derive(Debug, Default)]

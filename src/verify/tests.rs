@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use super::compare::compare;
 use super::*;
 
 #[test]

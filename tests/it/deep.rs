@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Output};
 
-use mcptape::message::{Kind, Message};
+use mcptape::{Kind, Message};
 
 use crate::http::Front;
 use crate::support::*;

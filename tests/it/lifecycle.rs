@@ -1,7 +1,7 @@
 //! Close entries through the one writer: every recorder writes the same words for the
 //! same event, and the library reads them back as the same typed value.
 
-use mcptape::tape::{Close, CloseReason, CloseStatus, Lifecycle, Tape};
+use mcptape::{Close, CloseReason, CloseStatus, Lifecycle, Tape};
 
 use crate::http::HttpServer;
 use crate::support::*;

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use mcptape::tape::LifecycleKind;
+use mcptape::LifecycleKind;
 use serde_json::Value;
 
 use crate::support::*;
@@ -261,7 +261,7 @@ fn eight_proxies_share_one_tape_without_interleaving() {
     for p in procs.iter_mut() {
         assert!(p.wait().success());
     }
-    let loaded = mcptape::tape::Tape::load(&tape).expect("every line parses");
+    let loaded = mcptape::Tape::load(&tape).expect("every line parses");
     let conns = loaded.connections();
     assert_eq!(conns.len(), PROXIES);
     for conn in conns {
@@ -304,7 +304,7 @@ fn one_record_run_keeps_every_connection_and_the_previous_tape() {
         text(&out)
     );
     let first = std::fs::read(env.tape("s")).expect("tape");
-    let loaded = mcptape::tape::Tape::load(&env.tape("s")).expect("load");
+    let loaded = mcptape::Tape::load(&env.tape("s")).expect("load");
     assert_eq!(loaded.connections().len(), 2);
 
     // Recording the session again keeps the first tape as .prev.
@@ -320,7 +320,7 @@ fn one_record_run_keeps_every_connection_and_the_previous_tape() {
     assert!(out.status.success(), "{}", text(&out));
     let prev = env.mcptape_home().join("recordings/s.prev.ndjson");
     assert_eq!(std::fs::read(prev).expect("prev"), first);
-    let again = mcptape::tape::Tape::load(&env.tape("s")).expect("load");
+    let again = mcptape::Tape::load(&env.tape("s")).expect("load");
     assert_eq!(again.connections().len(), 1);
     let mode = std::fs::metadata(env.tape("s"))
         .expect("tape")

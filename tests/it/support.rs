@@ -304,7 +304,7 @@ pub fn tape_entries(path: &Path) -> Vec<Value> {
 /// The raw message text of each tape line of one direction, `_meta` cut out by mcptape's
 /// own reader.
 pub fn tape_messages(path: &Path, dir: &str) -> Vec<String> {
-    let tape = mcptape::tape::Tape::load(path).expect("load tape");
+    let tape = mcptape::Tape::load(path).expect("load tape");
     tape.entries
         .iter()
         .filter(|e| e.meta.dir.as_str() == dir)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcptape::tape::Tape;
+use mcptape::Tape;
 
 use crate::support::*;
 

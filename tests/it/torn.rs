@@ -66,7 +66,7 @@ fn shared_tape(env: &Env) -> (std::path::PathBuf, usize) {
     let torn_line = half + beta.len();
     let path = env.path("shared.ndjson");
     std::fs::write(&path, &text).expect("write");
-    let mut writer = mcptape::tape::TapeWriter::open(&path).expect("open");
+    let mut writer = mcptape::TapeWriter::open(&path).expect("open");
     for line in &alpha[half..] {
         writer.append(line.as_bytes()).expect("append");
     }
@@ -89,9 +89,7 @@ fn a_torn_line_from_a_killed_writer_fails_only_its_own_connection() {
         stdout.contains("alpha") && stdout.contains("beta"),
         "{stdout}"
     );
-    let beta_conn = mcptape::tape::Tape::load(&tape)
-        .expect("load")
-        .connections()[1]
+    let beta_conn = mcptape::Tape::load(&tape).expect("load").connections()[1]
         .id
         .clone();
     assert!(

@@ -1,4 +1,4 @@
-//! The front's accept loop: it takes connections (within [`crate::listen`]'s bound),
+//! The front's accept loop: it takes connections (within [`crate::downstream::front::listen`]'s bound),
 //! serves each on a task of its own with the [`handler`](super::handler), ends idle
 //! sessions on the [`Reaper`]'s tick, and stops when the shutdown future resolves.
 
@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use crate::idle::Reaper;
-use crate::listen::Acceptor;
+use crate::downstream::front::idle::Reaper;
+use crate::downstream::front::listen::Acceptor;
 
 use super::handler;
 use super::state::Front;
@@ -17,7 +17,7 @@ use super::state::Front;
 /// to. Connections already open go on being served on their own tasks.
 pub async fn run<F: Future>(listener: TcpListener, front: Arc<Front>, shutdown: F) -> F::Output {
     let mut acceptor = Acceptor::new(listener, &front.limits);
-    let http1 = crate::listen::http1(&front.limits);
+    let http1 = crate::downstream::front::listen::http1(&front.limits);
     let mut reaper = Reaper::new(front.limits.session_idle);
     tokio::pin!(shutdown);
     loop {

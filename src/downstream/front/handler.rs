@@ -1,6 +1,6 @@
 //! The hyper handler of the front: one HTTP request in, one answer out.
 //!
-//! It checks the request ([`crate::guard`]), finds its session (or starts one for an
+//! It checks the request ([`crate::downstream::front::guard`]), finds its session (or starts one for an
 //! `initialize` without a session id), hands the message to the session's task, and
 //! answers: `202 Accepted` for a notification or an answer; for a request, an SSE stream
 //! that starts with the first item routed to it, or the upstream's status when it refused
@@ -16,9 +16,9 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::mpsc;
 
+use crate::downstream::front::guard::Rejection;
+use crate::downstream::front::idle::Busy;
 use crate::error::HttpError;
-use crate::guard::Rejection;
-use crate::idle::Busy;
 use crate::message::{Kind, Message};
 use crate::tape::close::CloseReason;
 
@@ -60,7 +60,12 @@ pub async fn handle(
     if req.method() != Method::POST {
         return Ok(Rejection::Method.response());
     }
-    let body = match crate::guard::read_body(req.into_body(), front.limits.body_timeout).await {
+    let body = match crate::downstream::front::guard::read_body(
+        req.into_body(),
+        front.limits.body_timeout,
+    )
+    .await
+    {
         Ok(body) => body,
         Err(refused) => return Ok(refused.response()),
     };

@@ -9,7 +9,7 @@
 //! `DELETE` ends the session. Only POST and DELETE are served (no GET stream yet).
 //!
 //! Parts, one role each:
-//! - [`accept`]: the accept loop — connections, the idle [`crate::idle::Reaper`], and the
+//! - [`accept`]: the accept loop — connections, the idle [`crate::downstream::front::idle::Reaper`], and the
 //!   shutdown future that stops it;
 //! - [`handler`]: the hyper handler — guard, method, body, the session's lookup or start,
 //!   the answer;
@@ -23,9 +23,9 @@
 //! [`RecordSession`](crate::record::session::RecordSession), whose tap is
 //! the first layer: it sees each client message before the upstream does and each server
 //! message before the client does. What is refused before a session sees a request
-//! (`Origin`, `Host`, a slow or large body) is [`crate::guard`]; the connection bound,
-//! the `EMFILE` pause and the header timeout are [`crate::listen`]; when a session counts
-//! as abandoned is [`crate::idle`].
+//! (`Origin`, `Host`, a slow or large body) is [`crate::downstream::front::guard`]; the connection bound,
+//! the `EMFILE` pause and the header timeout are [`crate::downstream::front::listen`]; when a session counts
+//! as abandoned is [`crate::downstream::front::idle`].
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -35,16 +35,18 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
+use crate::downstream::front::guard::Guard;
+use crate::downstream::front::listen::Limits;
 use crate::error::{Error, Result};
-use crate::guard::Guard;
-use crate::listen::Limits;
 
 pub mod accept;
+pub mod guard;
 pub mod handler;
+pub mod idle;
+pub mod listen;
 pub mod session;
 pub mod state;
 
-pub use crate::guard::MAX_BODY_BYTES;
 pub use state::{Front, Served, Source};
 
 /// How long the front waits at shutdown, in all, for its sessions to end (their upstream

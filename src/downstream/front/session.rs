@@ -20,8 +20,8 @@ use bytes::Bytes;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::downstream::front::idle::Activity;
 use crate::error::HttpError;
-use crate::idle::Activity;
 use crate::message::{Kind, Message};
 use crate::record::session::RecordSession;
 use crate::record::tap::TapHandle;

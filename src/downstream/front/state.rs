@@ -12,10 +12,10 @@ use hyper::StatusCode;
 
 use tokio::task::JoinSet;
 
+use crate::downstream::front::guard::Guard;
+use crate::downstream::front::listen::Limits;
 use crate::error::Result;
-use crate::guard::Guard;
 use crate::layer::{Layered, Layers};
-use crate::listen::Limits;
 use crate::record::session::RecordSession;
 use crate::tape::ServerTape;
 use crate::tape::close::CloseReason;
@@ -160,7 +160,10 @@ impl Front {
             return;
         };
         sessions.retain(|_, s| !s.is_over());
-        let idle = crate::idle::expired(sessions.iter().map(|(id, s)| (id, s.activity())), limit);
+        let idle = crate::downstream::front::idle::expired(
+            sessions.iter().map(|(id, s)| (id, s.activity())),
+            limit,
+        );
         for id in idle {
             if let Some(session) = sessions.remove(&id) {
                 session.end(CloseReason::SessionIdle(limit));

@@ -14,9 +14,9 @@
 //!   as running out of descriptors (said once) — no error is retried at once.
 //! - A connection that has not sent a request's whole header within
 //!   [`Limits::header_timeout`] is closed — also an idle keep-alive connection between
-//!   requests. (The body's deadline is [`crate::guard::read_body`]'s.)
+//!   requests. (The body's deadline is [`crate::downstream::front::guard::read_body`]'s.)
 //!
-//! It does not decide what a request may do: that is [`crate::guard`].
+//! It does not decide what a request may do: that is [`crate::downstream::front::guard`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,10 +28,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::cli;
 use crate::error::{Error, Result};
 
-// The flags' defaults are the command line's (so that `cli` does not depend on us).
-pub use crate::cli::{
-    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_SESSION_IDLE,
-};
 /// The first pause after `accept` ran out of file descriptors.
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest pause after `accept` ran out of file descriptors.
