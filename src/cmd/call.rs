@@ -224,7 +224,15 @@ impl Conversation<'_> {
             Opened::Unservable(filing) => return Ok((Outcome::Diverged, filing)),
         };
         let (outcome, reason) = self.talk(&mut session, talk).await;
-        let outcome = match (session.close(reason).await?, &filing) {
+        let closed = match session.close(reason).await {
+            Ok(closed) => closed,
+            Err(e) => {
+                // The recording is still finished and its fate said.
+                let _ = self.file(filing, outcome);
+                return Err(e);
+            }
+        };
+        let outcome = match (closed, &filing) {
             (Closed::Replayed { verdict, .. }, Filing::Replay { report, .. }) => {
                 file_verdict(&verdict, report.as_deref());
                 outcome.replayed(verdict.ok())

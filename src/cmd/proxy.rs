@@ -1,7 +1,9 @@
 //! `mcptape proxy`: stands between a client (our stdin/stdout) and a stdio server.
 //!
-//! With no mode it relays bytes to a child ([`crate::upstream::child`]); recording adds
-//! the tap; replaying starts no process at all and answers from the tape
+//! With no mode it relays bytes to a child ([`crate::downstream::relay`]); recording
+//! puts the tap in front as the first layer (a layer that must read messages first turns
+//! the relay into the line-by-line pump, [`crate::downstream::pump`]); `--url` is the pump
+//! over a remote; replaying starts no process at all and answers from the tape
 //! ([`crate::upstream::replay`]). The mode comes from `--record`/`--replay`, else from
 //! `MCPTAPE_RECORD`/`MCPTAPE_REPLAY` in our own or our nearest ancestor's environment
 //! ([`crate::mode`]).
@@ -18,7 +20,7 @@ use crate::layer::{Layered, Layers};
 use crate::mode::Recording;
 use crate::mode::{self, Mode, ReplaySettings};
 use crate::outcome::{self, Outcome};
-use crate::process::Signals;
+use crate::process::{self, Signals};
 use crate::record::session::RecordSession;
 use crate::report;
 use crate::tape::ServerTape;
@@ -338,8 +340,12 @@ impl cli::Proxy {
             }
         };
         let pumped = pump::stdio(Layered::new(link, layers), max_line).await?;
-        // The server's exit status (a child link always ends `Closed::Exited`).
-        Ok(pumped.closed.status().exit_code())
+        // The server's exit status, through the one table (a child link always ends
+        // `Closed::Exited`).
+        Ok(match pumped.closed {
+            Closed::Exited(status) => process::exit_code(status),
+            _ => crate::error::EXIT_OK,
+        })
     }
 }
 

@@ -11,8 +11,6 @@
 //! A request the upstream refused (an HTTP failure) is answered with the JSON-RPC error a
 //! stdio client would get ([`http::error_for`]), shown to the layers as the server's.
 
-use std::collections::VecDeque;
-
 use serde_json::{Value, json};
 
 use crate::config::ServerEntry;
@@ -66,11 +64,6 @@ pub struct Session {
     /// Progress notifications go to stderr (for people; off for machine output).
     show_progress: bool,
     notices: Notices,
-    /// Messages for the client that came through the layers outside [`Link::next`]
-    /// (a refusal's stand-in answer).
-    ///
-    /// [`Link::next`]: crate::upstream::Link::next
-    ready: VecDeque<Message>,
 }
 
 impl Session {
@@ -115,7 +108,6 @@ impl Session {
             next_id: 0,
             show_progress: true,
             notices: Notices::Stderr,
-            ready: VecDeque::new(),
         }
     }
 
@@ -148,16 +140,13 @@ impl Session {
     /// about and skipped.
     async fn recv(&mut self) -> Option<Message> {
         loop {
-            let msg = match self.ready.pop_front() {
-                Some(msg) => msg,
-                None => match self.incoming().await? {
-                    Incoming::Message(msg) => msg,
-                    // A remote's refusals came as the JSON-RPC errors they are for the
-                    // client (`Refusals`); no other upstream refuses.
-                    Incoming::Refused { .. } => continue,
-                    // Facts for the tape: the layers had them.
-                    Incoming::Event(_) => continue,
-                },
+            let msg = match self.incoming().await? {
+                Incoming::Message(msg) => msg,
+                // A remote's refusals came as the JSON-RPC errors they are for the client
+                // (`Refusals`); no other upstream refuses.
+                Incoming::Refused { .. } => continue,
+                // Facts for the tape: the layers had them.
+                Incoming::Event(_) => continue,
             };
             if let Some(msg) = self.readable(msg) {
                 return Some(msg);

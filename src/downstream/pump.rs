@@ -24,7 +24,6 @@ use crate::framing::{Frame, LineCodec, LongLine};
 use crate::message::Message;
 use crate::tape::close::CloseReason;
 use crate::upstream::child::READ_BUFFER_BYTES;
-use crate::upstream::http::error_for;
 use crate::upstream::{Closed, Incoming, Link};
 
 /// Drives `link` from our own stdin and stdout until the client or the upstream is gone,
@@ -83,6 +82,9 @@ where
             State::Open => tokio::select! {
                 biased;
                 reason = &mut shutdown => interrupt(&mut link, reason).await,
+                // What the upstream gives goes out before more is read: a client is
+                // answered line by line, as it asked.
+                incoming = link.next() => deliver(incoming, &mut output, &mut buf, State::Open).await,
                 frame = input.next() => match frame {
                     Some(Ok(Frame::Line(line))) => {
                         let end = crate::framing::content(&line).len();
@@ -113,7 +115,6 @@ where
                         State::Draining
                     }
                 },
-                incoming = link.next() => deliver(incoming, &mut output, &mut buf, State::Open).await,
             },
             State::Draining => tokio::select! {
                 biased;
@@ -156,12 +157,10 @@ async fn deliver<W: AsyncWrite + Unpin>(
     let line = match incoming {
         None => return State::Done(CloseReason::ServerExited),
         Some(Incoming::Message(msg)) => msg.bytes(),
-        Some(Incoming::Refused { request, error }) => {
-            match error_for(&request, &error.to_string()) {
-                Some(line) => line.into(),
-                None => return going,
-            }
-        }
+        // A remote's refusals reach the pump as the JSON-RPC errors the client is given:
+        // its callers put `upstream::refusals::Refusals` beneath their layers, so that
+        // the tap records what the client got. No other upstream refuses.
+        Some(Incoming::Refused { .. }) => return going,
         Some(Incoming::Event(_)) => return going,
     };
     // One write per line: a client that reads a line at a time sees whole lines.

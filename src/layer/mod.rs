@@ -230,10 +230,8 @@ impl Layers {
 
     /// Waits until every layer has room for more.
     pub async fn room(&mut self) {
-        for layer in &mut self.stack {
-            if let Some(wait) = layer.room() {
-                wait.await;
-            }
+        if let Some(wait) = self.room_wait() {
+            wait.await;
         }
     }
 }
@@ -254,6 +252,9 @@ pub struct Layered<L> {
     /// Messages for the client that did not come from the upstream (a layer's answers),
     /// or came with others (one server message a layer turned into several).
     ready: VecDeque<Message>,
+    /// The layers' wait for room before more is taken from the upstream, kept here so
+    /// that a `next` cancelled in the middle of it loses nothing.
+    wait: Option<Later<()>>,
 }
 
 impl<L: Link> Layered<L> {
@@ -266,6 +267,7 @@ impl<L: Link> Layered<L> {
             link,
             layers,
             ready: VecDeque::new(),
+            wait: None,
         }
     }
 
@@ -295,16 +297,23 @@ impl<L: Link> Link for Layered<L> {
         sent
     }
 
+    /// Cancel-safe as long as no layer decides later on a server message (none does): a
+    /// message taken from the upstream reaches `ready` before anything is awaited, and the
+    /// wait for room is kept in `self`.
     async fn next(&mut self) -> Option<Incoming> {
         loop {
             if let Some(msg) = self.ready.pop_front() {
                 return Some(Incoming::Message(msg));
             }
+            if let Some(wait) = &mut self.wait {
+                wait.await;
+                self.wait = None;
+            }
             match self.link.next().await? {
                 Incoming::Message(msg) => {
                     let out = self.layers.server(msg).await;
-                    self.layers.room().await;
                     self.ready.extend(out);
+                    self.wait = self.layers.room_wait();
                 }
                 Incoming::Event(event) => self.layers.event(&event),
                 refused @ Incoming::Refused { .. } => return Some(refused),

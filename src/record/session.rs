@@ -1,26 +1,23 @@
-//! A recording's lifetime: [`RecordSession::open`] the tape, [`RecordSession::start`] the
-//! connection, hand [`RecordSession::layer`] to the live path, then
-//! [`RecordSession::finish`] — whose result cannot be dropped — and
-//! [`RecordSession::report`] what it says.
+//! A recording's lifetime: [`RecordSession::open`] the tape, put its
+//! [`RecordSession::layer`] in front of the live path's `Link` (which records the
+//! connection's start: [`crate::layer::Layered::new`]), then [`RecordSession::finish`] —
+//! whose result cannot be dropped — and [`report`] what it says.
 //!
 //! Used by every path that records: the stdio proxy, each session of the HTTP front, and
 //! the built-in client behind `call`/`tools`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::TapeError;
 use crate::mode::Recording;
 use crate::record::layer::TapLayer;
 use crate::record::tap::{Tap, TapHandle, new_conn_id};
 use crate::report;
-use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::{TapeWriter, store};
 
 /// One connection being recorded into a tape.
 pub struct RecordSession {
     tap: Tap,
-    server: String,
-    path: PathBuf,
 }
 
 /// A finished recording: how many entries it wrote.
@@ -47,21 +44,7 @@ impl RecordSession {
             new_conn_id()?,
             recording.redactor.clone(),
         );
-        Ok(RecordSession {
-            tap,
-            server: server.to_owned(),
-            path: path.to_owned(),
-        })
-    }
-
-    /// The tape.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Records the connection's start (`$transport/start`, with the command or URL).
-    pub fn start(&self, params: serde_json::Value) {
-        self.tap.handle().lifecycle(LifecycleKind::Start, params);
+        Ok(RecordSession { tap })
     }
 
     /// The tap as the first layer of the live path.
@@ -85,11 +68,6 @@ impl RecordSession {
                 entries: outcome.entries,
             }),
         }
-    }
-
-    /// The server this recording is of.
-    pub fn server(&self) -> &str {
-        &self.server
     }
 }
 

@@ -1,11 +1,11 @@
-//! A remote Streamable HTTP server as the upstream of a stdio proxy
+//! A remote Streamable HTTP server as an upstream
 //! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>).
 //!
-//! Each line the client writes is POSTed to the URL as it is (`Accept: application/json,
+//! Each message the client sends is POSTed to the URL as it is (`Accept: application/json,
 //! text/event-stream`); the answer — one JSON message, an SSE stream of messages (server
 //! requests and notifications before the response included; comments and data-less
 //! priming events are not messages), or `202 Accepted` — goes back to the client one
-//! line per message, byte for byte. The session id the server gives (`Mcp-Session-Id`)
+//! message each, byte for byte. The session id the server gives (`Mcp-Session-Id`)
 //! and the negotiated `MCP-Protocol-Version` go on every later request, and the session
 //! is ended with `DELETE` when the client hangs up. Requests run concurrently.
 //!
@@ -13,8 +13,8 @@
 //! (the session id, redacted by name like any credential), `$http/status` for any status
 //! other than 200/202, `$http/error` when the server cannot be reached. Request headers
 //! (`--header`, which may carry credentials) are never written to the tape. A failed
-//! request is answered to the client as a JSON-RPC error, since a stdio client cannot see
-//! HTTP statuses.
+//! request is an [`crate::upstream::Incoming::Refused`]: a JSON-RPC client is given a
+//! JSON-RPC error for it ([`crate::upstream::refusals`]), the HTTP front the status.
 //!
 //! Requests run concurrently; notifications and answers are sent in the client's order.
 //! Every POST also carries the stateless protocol's (2026-07-28) `Mcp-Method` and
@@ -25,8 +25,7 @@
 //! POSTs one message ([`Remote::post`]); [`answer::Answer`] is what a POST or the GET
 //! stream gives back, read as a stream of messages and facts, resumed inside it when it
 //! closes before a request's answer; [`link::HttpLink`] is the [`Link`](crate::upstream::Link)
-//! over one `Remote`; [`relay`] drives it from our stdio. Every error is an
-//! [`HttpError`].
+//! over one `Remote`. Every error is an [`HttpError`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,9 +1,10 @@
 //! Where client messages go: one interface, the [`Link`], with one implementation per
 //! kind of upstream.
 //!
-//! - [`child`]: a server process over its stdin/stdout (and the byte-exact relay, the
-//!   stdio proxy's fast path when no layer must read a message before it is forwarded).
-//! - [`http`]: a remote Streamable HTTP server.
+//! - [`child`]: a server process over its stdin/stdout, line by line (the stdio proxy's
+//!   byte-exact fast path is [`crate::downstream::relay`]).
+//! - [`http`]: a remote Streamable HTTP server; [`refusals`] turns its refusals into the
+//!   JSON-RPC errors a JSON-RPC client is given.
 //! - [`replay`]: the replay engine, an in-memory transport that answers from a tape;
 //!   [`pick`] chooses the recorded connection a live client gets; [`script`] pairs
 //!   answers with requests and says how a recording ended.

@@ -204,3 +204,43 @@ async fn a_shutdown_ends_a_held_message_and_what_the_link_still_owes_reaches_the
         CloseReason::Signal(nix::sys::signal::Signal::SIGTERM)
     );
 }
+
+#[tokio::test]
+async fn a_client_that_writes_everything_and_hangs_up_still_gets_every_answer_it_is_owed() {
+    let mut lines = handshake();
+    lines.push((
+        "send",
+        "2026-01-01T00:00:03.000Z",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    ));
+    lines.push((
+        "recv",
+        "2026-01-01T00:00:04.000Z",
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#,
+    ));
+    let (link, _dir) = link(&lines, false);
+    let (mut client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    // All of it at once, then the client's side closes (as `printf … | proxy` does).
+    client
+        .write_all(
+            format!("{INIT}\n{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}}\n")
+                .as_bytes(),
+        )
+        .await
+        .expect("write");
+    client.shutdown().await.expect("shutdown");
+    let pumped = serve(link, r, w, 1 << 20, std::future::pending())
+        .await
+        .expect("pump");
+    let mut answers = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut client, &mut answers)
+        .await
+        .expect("read");
+    assert_eq!(answers.lines().count(), 2, "{answers}");
+    assert!(answers.contains(r#""tools":[]"#), "{answers}");
+    match pumped.closed {
+        Closed::Replayed { verdict, .. } => assert!(verdict.ok(), "{}", verdict.describe()),
+        other => panic!("{other:?}"),
+    }
+}

@@ -273,9 +273,11 @@ impl Link for ChildLink {
     }
 
     async fn interrupt(&mut self, reason: &CloseReason) -> bool {
-        if let CloseReason::Signal(sig) = reason
-            && self.status.is_none()
-        {
+        let CloseReason::Signal(sig) = reason else {
+            // Nothing was passed on: nothing more is owed.
+            return false;
+        };
+        if self.status.is_none() {
             // Passed on as it came, as the byte relay does; SIGKILL after a grace. What
             // the server writes until it exits still reaches the client.
             self.input = None;

@@ -78,9 +78,6 @@ impl Link for ReplayLink {
     }
 
     async fn next(&mut self) -> Option<Incoming> {
-        if self.ended {
-            return None;
-        }
         loop {
             if let Some(head) = self.queue.front() {
                 if self.pace && !head.immediate && !head.delay.is_zero() {
@@ -91,7 +88,8 @@ impl Link for ReplayLink {
                 let out = self.queue.pop_front().expect("a head");
                 return Some(Self::line(out));
             }
-            if self.picker.server_gone().is_some() {
+            // What the client was owed when it closed its side is given; then nothing is.
+            if self.ended || self.picker.server_gone().is_some() {
                 // The recorded server ended the connection here: so does the replay.
                 return None;
             }
