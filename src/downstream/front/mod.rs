@@ -50,7 +50,7 @@ pub mod state;
 pub use state::{Front, Served, Source};
 
 /// How long the front waits at shutdown, in all, for its sessions to end (their upstream
-/// `DELETE`s, their recordings).
+/// `DELETE`s). Their recordings end before their `DELETE`s, and are always waited for.
 pub const END_GRACE: Duration = Duration::from_secs(5);
 
 /// What a shutdown future resolves to: the future of a second stop signal, which cuts
@@ -82,8 +82,9 @@ where
 /// Serves the front on `listener` until `shutdown` resolves; returns the verdicts of the
 /// replayed sessions and what went wrong with the recorded ones. `shutdown` resolves to
 /// a [`Stop`] holding a second future — a second stop signal — that cuts short the wait at the end: the
-/// open sessions are ended and their tasks (upstream `DELETE`s, recordings) awaited, at
-/// most [`END_GRACE`], or until that second future resolves.
+/// open sessions are ended and their tasks (upstream `DELETE`s) awaited, at most
+/// [`END_GRACE`], or until that second future resolves. Every session's recording is
+/// ended (its close written, the tape synced, its error kept) however its `DELETE` goes.
 pub async fn serve_on<F, G>(
     listener: tokio::net::TcpListener,
     server: &str,
@@ -118,6 +119,7 @@ where
         sessions: Mutex::new(HashMap::new()),
         tasks: Mutex::new(JoinSet::new()),
         ended: Mutex::new(Vec::new()),
+        give_up: tokio::sync::watch::Sender::new(false),
     });
     let Stop(rest) = accept::run(listener, Arc::clone(&front), shutdown).await;
     Ok(front.finish(END_GRACE, rest).await)

@@ -10,22 +10,23 @@
 //! `initialize`, or any `404`, ends the session (the upstream never accepted it, or has
 //! forgotten it).
 //!
-//! Ending closes the link (`DELETE` upstream, or the replay's verdict) and finishes the
-//! recording on a blocking thread: the tap's writer is joined and the tape synced there,
-//! never on the runtime's thread.
+//! Ending first ends the recording — its `$transport/close`, then its finish on a
+//! blocking thread (the tap's writer joined and the tape synced there, never on the
+//! runtime's thread) — and only then closes the link (`DELETE` upstream, or the replay's
+//! verdict). The front may give up on that close ([`GiveUp`]), never on the recording.
 
 use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::downstream::front::idle::Activity;
 use crate::error::HttpError;
 use crate::message::{Kind, Message};
 use crate::record::session::RecordSession;
 use crate::record::tap::TapHandle;
-use crate::tape::close::CloseReason;
+use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::Lifecycle;
 use crate::upstream::{Closed, Incoming, Link};
 use crate::verdict::Verdict;
@@ -117,11 +118,37 @@ pub struct Recording {
     pub tap: TapHandle,
 }
 
+impl Recording {
+    /// Writes the close and finishes the recording off the runtime's thread; why it is
+    /// incomplete, when it is.
+    async fn end(self, reason: &CloseReason) -> Option<String> {
+        // The front records HTTP sessions only, whose close has no exit status: the entry
+        // need not wait for the `DELETE`. The layers' own close, after that, finds the
+        // tap finished and writes nothing.
+        self.tap
+            .close(&Close::new(reason.clone(), CloseStatus::Unknown));
+        let session = self.session;
+        match tokio::task::spawn_blocking(move || session.finish()).await {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => Some(crate::error::chain(&e)),
+            Err(_) => Some("the tape writer panicked".to_owned()),
+        }
+    }
+}
+
+/// The front's word that it waits no longer for its sessions' links to close (its grace
+/// is over, or a second signal came): true once said. A session's task then ends without
+/// its link's close; its recording has ended before that close began. A sender that is
+/// gone never gives up.
+pub type GiveUp = watch::Receiver<bool>;
+
 /// Starts the task of one session over `link` (behind its layers already); `recording`
-/// is finished when the session ends. Must be called inside the runtime.
+/// is finished when the session ends, before the link is closed; the wait for that close
+/// ends when `give_up` says so. Must be called inside the runtime.
 pub fn spawn<L: Link + 'static>(
     link: L,
     recording: Option<RecordSession>,
+    give_up: GiveUp,
 ) -> (SessionHandle, tokio::task::JoinHandle<Ended>) {
     let (commands, rx) = mpsc::unbounded_channel();
     let recording = recording.map(|session| Recording {
@@ -136,6 +163,7 @@ pub fn spawn<L: Link + 'static>(
         cancelled: HashSet::new(),
         recording,
         drained: false,
+        give_up,
     };
     let handle = SessionHandle {
         commands,
@@ -155,8 +183,9 @@ struct Task<L> {
     /// Requests whose client went away: their late answers go nowhere.
     cancelled: HashSet<String>,
     recording: Option<Recording>,
-    /// The link said it has nothing more to give.
+    /// The link said it has nothing more to give (until it is sent more).
     drained: bool,
+    give_up: GiveUp,
 }
 
 impl<L: Link> Task<L> {
@@ -208,6 +237,9 @@ impl<L: Link> Task<L> {
             }
             return Some(CloseReason::SessionEnded);
         }
+        // What was sent may have answers, also from a link that had nothing more: the
+        // replay past its recorded server's end answers a ping, or with the divergence.
+        self.drained = false;
         None
     }
 
@@ -286,25 +318,36 @@ impl<L: Link> Task<L> {
         }
     }
 
-    /// Closes the link, then finishes the recording off the runtime's thread.
+    /// Ends the recording (whole, whatever the link's close does), then closes the link
+    /// unless the front gives up on that first.
     async fn end(mut self, reason: CloseReason) -> Ended {
         self.commands.close();
         self.waiting.clear();
         self.newest = None;
-        let mut ended = Ended::default();
-        if let Ok(Closed::Replayed { verdict, .. }) = self.link.close(reason).await {
-            ended.verdict = Some(*verdict);
+        let tape_error = match self.recording.take() {
+            Some(recording) => recording.end(&reason).await,
+            None => None,
+        };
+        let mut give_up = self.give_up;
+        let closed = tokio::select! {
+            closed = self.link.close(reason) => closed.ok(),
+            () = given_up(&mut give_up) => None,
+        };
+        let verdict = match closed {
+            Some(Closed::Replayed { verdict, .. }) => Some(*verdict),
+            _ => None,
+        };
+        Ended {
+            verdict,
+            tape_error,
         }
-        if let Some(recording) = self.recording.take() {
-            let session = recording.session;
-            let finished = tokio::task::spawn_blocking(move || session.finish()).await;
-            ended.tape_error = match finished {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(crate::error::chain(&e)),
-                Err(_) => Some("the tape writer panicked".to_owned()),
-            };
-        }
-        ended
+    }
+}
+
+/// Resolves once `give_up` says so; never when its sender is gone.
+async fn given_up(give_up: &mut GiveUp) {
+    if give_up.wait_for(|given| *given).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -72,6 +72,8 @@ pub struct Front {
     pub(super) tasks: Mutex<JoinSet<Ended>>,
     /// What ended sessions found.
     pub(super) ended: Mutex<Vec<Ended>>,
+    /// Said once the wait for the sessions' links to close is over ([`session::GiveUp`]).
+    pub(super) give_up: tokio::sync::watch::Sender<bool>,
 }
 
 impl Front {
@@ -139,7 +141,12 @@ impl Front {
                     ..Start::default()
                 });
                 let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
-                Ok(session::spawn(Layered::new(link, layers), recording))
+                let give_up = self.give_up.subscribe();
+                Ok(session::spawn(
+                    Layered::new(link, layers),
+                    recording,
+                    give_up,
+                ))
             }
             Source::Replay {
                 tape,
@@ -149,7 +156,8 @@ impl Front {
                 let claims = self.claims.as_ref().map(tempfile::TempDir::path);
                 let dir = report.as_deref().or(claims);
                 let picker = Picker::new(Arc::clone(tape), &self.server, dir, options);
-                Ok(session::spawn(ReplayLink::new(picker, false), None))
+                let link = ReplayLink::new(picker, false);
+                Ok(session::spawn(link, None, self.give_up.subscribe()))
             }
         }
     }
@@ -185,7 +193,9 @@ impl Front {
     }
 
     /// Ends every session and waits for their tasks, at most `grace`, or until `rest`
-    /// (a second stop signal) comes; says on stderr how many were left.
+    /// (a second stop signal) comes; says on stderr how many were left. Those are given
+    /// up on ([`session::GiveUp`]): they end without their link's close, once their
+    /// recordings (which end before it) have ended — a recording is never given up.
     pub(super) async fn finish(&self, grace: Duration, rest: impl Future<Output = ()>) -> Served {
         let open: Vec<SessionHandle> = self
             .sessions
@@ -215,6 +225,10 @@ impl Front {
                 "mcptape: warning: {abandoned} upstream session(s) not deleted within {} s of the stop signal",
                 grace.as_secs()
             );
+        }
+        self.give_up.send_replace(true);
+        while let Some(done) = tasks.join_next().await {
+            self.keep(done.unwrap_or_default());
         }
         let ended = self
             .ended

@@ -45,6 +45,11 @@ impl Seen {
     }
 }
 
+/// A front's word that never gives up (its sender is gone).
+fn never() -> session::GiveUp {
+    tokio::sync::watch::channel(false).1
+}
+
 /// What `rx` gets next, within ten seconds.
 async fn next(rx: &mut mpsc::UnboundedReceiver<Item>) -> Option<Item> {
     tokio::time::timeout(Duration::from_secs(10), rx.recv())
@@ -120,7 +125,7 @@ fn data(item: Option<Item>) -> String {
 #[tokio::test]
 async fn a_response_goes_to_the_stream_waiting_for_its_id_and_ends_it() {
     let (link, up, seen) = mem();
-    let (session, task) = session::spawn(link, None);
+    let (session, task) = session::spawn(link, None, never());
     let (one, mut rx1) = mpsc::unbounded_channel();
     let (two, mut rx2) = mpsc::unbounded_channel();
     assert!(session.post(msg(CALL_1), Some(one)));
@@ -145,7 +150,7 @@ async fn a_response_goes_to_the_stream_waiting_for_its_id_and_ends_it() {
 #[tokio::test]
 async fn a_notification_goes_to_the_newest_open_stream() {
     let (link, up, seen) = mem();
-    let (session, task) = session::spawn(link, None);
+    let (session, task) = session::spawn(link, None, never());
     let (one, mut rx1) = mpsc::unbounded_channel();
     let (two, mut rx2) = mpsc::unbounded_channel();
     session.post(msg(CALL_1), Some(one));
@@ -170,7 +175,7 @@ async fn a_notification_goes_to_the_newest_open_stream() {
 #[tokio::test]
 async fn a_refused_request_gives_its_stream_the_status_and_a_404_ends_the_session() {
     let (link, up, seen) = mem();
-    let (session, task) = session::spawn(link, None);
+    let (session, task) = session::spawn(link, None, never());
     let (one, mut rx1) = mpsc::unbounded_channel();
     session.post(msg(CALL_1), Some(one));
     seen.taken(1).await;
@@ -202,7 +207,7 @@ async fn a_refused_request_gives_its_stream_the_status_and_a_404_ends_the_sessio
 #[tokio::test]
 async fn ending_a_session_closes_the_link_once_and_yields_its_verdict() {
     let (link, _up, seen) = mem();
-    let (session, task) = session::spawn(link, None);
+    let (session, task) = session::spawn(link, None, never());
     session.end_and_wait(CloseReason::SessionEnded).await;
     session.end(CloseReason::SessionEnded);
     assert!(session.is_over());
@@ -242,19 +247,25 @@ fn limits() -> Limits {
 
 /// A front over `tape` (a replay source), serving nobody yet.
 fn front(tape: Arc<ServerTape>) -> Front {
+    front_of(Source::Replay {
+        tape,
+        options: Options::default(),
+        report: None,
+    })
+}
+
+/// A front over `source`, serving nobody yet.
+fn front_of(source: Source) -> Front {
     Front {
         server: "s".into(),
-        source: Source::Replay {
-            tape,
-            options: Options::default(),
-            report: None,
-        },
+        source,
         claims: tempfile::tempdir().ok(),
         limits: limits(),
         guard: Guard::new("127.0.0.1:1".parse().expect("addr")),
         sessions: Mutex::new(HashMap::new()),
         tasks: Mutex::new(JoinSet::new()),
         ended: Mutex::new(Vec::new()),
+        give_up: tokio::sync::watch::Sender::new(false),
     }
 }
 
@@ -281,7 +292,7 @@ async fn the_wait_for_ending_sessions_lasts_the_grace_or_until_the_second_signal
     let (tape, _dir) = tape();
     let front = front(tape);
     for n in 0..2 {
-        let (session, task) = session::spawn(Stuck, None);
+        let (session, task) = session::spawn(Stuck, None, front.give_up.subscribe());
         front
             .sessions
             .lock()
@@ -298,7 +309,7 @@ async fn the_wait_for_ending_sessions_lasts_the_grace_or_until_the_second_signal
     assert_eq!(started.elapsed(), END_GRACE, "waited the whole grace");
     assert!(served.verdicts.is_empty());
 
-    let (session, task) = session::spawn(Stuck, None);
+    let (session, task) = session::spawn(Stuck, None, front.give_up.subscribe());
     front
         .sessions
         .lock()
@@ -372,7 +383,7 @@ async fn a_stream_whose_client_went_away_is_recorded_as_cancelled_and_its_late_a
     let recording = RecordSession::open(&path, "s", &how).expect("open");
     let (link, up, seen) = mem();
     let layers = Layers::new().push(recording.layer());
-    let (session, task) = session::spawn(Layered::new(link, layers), Some(recording));
+    let (session, task) = session::spawn(Layered::new(link, layers), Some(recording), never());
     let (one, rx1) = mpsc::unbounded_channel();
     let (two, mut rx2) = mpsc::unbounded_channel();
     session.post(msg(CALL_1), Some(one));
@@ -415,3 +426,5 @@ async fn a_stream_whose_client_went_away_is_recorded_as_cancelled_and_its_late_a
         "{tape}"
     );
 }
+
+mod ending;
