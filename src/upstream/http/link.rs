@@ -21,10 +21,11 @@
 //! may wait for the consumer and never the reverse; and what a POST's outcome says of its
 //! client message — its refusal, a new session — goes out at once, outside the budget (at
 //! most two items per client message), so the worker is not held by a refused
-//! notification and a `notifications/cancelled` reaches it while the budget is full.
+//! notification and a `notifications/cancelled` reaches it while the budget is spent.
+//! (The worker waits for room only while it reads the answer to a notification or an
+//! answer that brings messages, which a server should answer `202`.)
 
 use std::collections::HashMap;
-
 use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -215,14 +216,13 @@ impl Budget {
         };
         let share = u32::try_from((bytes + HELD_ITEM_BYTES).min(MAX_HELD_BYTES))
             .expect("the budget fits in u32");
-        let bytes = Arc::clone(&self.bytes);
-        match Arc::clone(&bytes).try_acquire_many_owned(share) {
+        match Arc::clone(&self.bytes).try_acquire_many_owned(share) {
             Ok(permit) => Some(permit),
             Err(_) => {
                 #[cfg(test)]
                 self.waited.notify_one();
                 // The semaphore is never closed: `Err` cannot happen.
-                bytes.acquire_many_owned(share).await.ok()
+                Arc::clone(&self.bytes).acquire_many_owned(share).await.ok()
             }
         }
     }
