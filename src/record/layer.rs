@@ -3,8 +3,12 @@
 //!
 //! Each line takes its length from the writer's queue budget. While the writer keeps up
 //! that costs nothing; once it is [`crate::record::tap::MAX_QUEUED_BYTES`] behind, the
-//! line is queued anyway and [`Layer::room`] makes the live path wait for the writer, so
-//! memory stays bounded on every path that records.
+//! line is queued anyway and [`Layer::room`] makes the live path wait for the writer.
+//! While it waits, the upstream behind it is not read further: a child's stdout is read
+//! only when asked for, and an HTTP link holds at most
+//! [`MAX_HELD_BYTES`](crate::upstream::http::link::MAX_HELD_BYTES) of server messages,
+//! then leaves its sockets unread (TCP then slows the server). So what a server sends
+//! while the disk stalls is held in bounded memory.
 
 use crate::layer::{Later, Layer, Step};
 use crate::message::Message;

@@ -1,8 +1,13 @@
 //! The recording tap: sees every line that passes and appends it to a tape.
 //!
-//! The live path calls [`TapHandle`] methods *after* a line is forwarded; they only push
-//! onto an unbounded channel, so recording never delays, changes or drops live traffic.
-//! A thread of its own turns each event into tape lines and appends them. A failing disk
+//! The live path calls [`TapHandle`] methods *after* a line is forwarded; they never
+//! block (they push onto a channel to the writer), so recording never changes or drops
+//! live traffic. What that channel holds is budgeted: each line takes its length from
+//! [`MAX_QUEUED_BYTES`] ([`TapHandle::try_reserve`]), and a caller whose line did not fit
+//! waits for [`TapHandle::room`] before its next one (the tap layer,
+//! [`crate::record::layer`], and the byte relay do), so recording delays live traffic
+//! only while the writer is that far behind. A thread of its own turns each event into
+//! tape lines and appends them. A failing disk
 //! is reported once on stderr and in [`TapOutcome`]; the live session goes on, and the
 //! tape keeps every entry written before the failure (no later entry is appended after a
 //! torn one).

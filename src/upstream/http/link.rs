@@ -11,10 +11,24 @@
 //!
 //! After [`Link::end_input`] what in-flight requests still bring comes out, for at most
 //! [`DRAIN_GRACE`]; [`Link::close`] ends the session with `DELETE`.
+//!
+//! What came back and was not taken yet is bounded: the POST tasks and the GET stream
+//! take its size from a budget of [`MAX_HELD_BYTES`] before they pass a server message on,
+//! and `next` gives it back. A consumer that is behind (the tap's writer on a stalled
+//! disk, a client that does not read) therefore stops the socket reads, and TCP flow
+//! control then slows the server. Two things keep that free of deadlock: `send` never
+//! waits for the worker (its queue is the client's input, already read), so the worker
+//! may wait for the consumer and never the reverse; and what a POST's outcome says of its
+//! client message — its refusal, a new session — goes out at once, outside the budget (at
+//! most two items per client message), so the worker is not held by a refused
+//! notification and a `notifications/cancelled` reaches it while the budget is spent.
+//! (The worker waits for room only while it reads the answer to a notification or an
+//! answer that brings messages, which a server should answer `202`.)
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -24,6 +38,16 @@ use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::{Lifecycle, Start};
 use crate::upstream::http::{DRAIN_GRACE, Event, GET_STREAM_OPENINGS, Posted, Remote};
 use crate::upstream::{Closed, Incoming, Link};
+
+/// The most bytes of server messages an [`HttpLink`] holds that its consumer has not
+/// taken yet; past it the socket reads wait. A few hundred messages of a few kB each:
+/// plenty while the consumer keeps up, and a session's memory stays flat while it does
+/// not. A message larger than this still passes, alone.
+pub const MAX_HELD_BYTES: usize = 1024 * 1024;
+
+/// What one held item costs beyond its message's bytes (its slot, the message's parsed
+/// head), so that many tiny messages are bounded too: at most 4,096 items.
+pub const HELD_ITEM_BYTES: usize = 256;
 
 /// One remote session as an upstream.
 pub struct HttpLink {
@@ -35,9 +59,13 @@ pub struct HttpLink {
     queue: Option<mpsc::UnboundedSender<Message>>,
     /// The worker's receiving end, until the first `send` starts it.
     waiting: Option<mpsc::UnboundedReceiver<Message>>,
-    incoming: mpsc::UnboundedReceiver<Incoming>,
+    /// What came back, each holding its share of the budget until `next` hands it out.
+    incoming: mpsc::UnboundedReceiver<Held>,
     /// Held until the worker starts, which then holds it.
-    out: Option<mpsc::UnboundedSender<Incoming>>,
+    out: Option<Out>,
+    /// The budget, for tests to see what is held.
+    #[cfg(test)]
+    budget: Budget,
     worker: Option<tokio::task::JoinHandle<()>>,
     /// After `end_input`: when draining gives up.
     deadline: Option<Instant>,
@@ -47,7 +75,8 @@ impl HttpLink {
     /// A link over `remote`; its start fact names the URL (`{"url": url}`).
     pub fn new(remote: Remote) -> HttpLink {
         let (queue, waiting) = mpsc::unbounded_channel();
-        let (out, incoming) = mpsc::unbounded_channel();
+        let (tx, incoming) = mpsc::unbounded_channel();
+        let budget = Budget::new();
         HttpLink {
             start: Start {
                 url: Some(remote.url().to_owned()),
@@ -58,7 +87,12 @@ impl HttpLink {
             queue: Some(queue),
             waiting: Some(waiting),
             incoming,
-            out: Some(out),
+            out: Some(Out {
+                tx,
+                budget: budget.clone(),
+            }),
+            #[cfg(test)]
+            budget,
             worker: None,
             deadline: None,
         }
@@ -111,13 +145,15 @@ impl Link for HttpLink {
     }
 
     async fn next(&mut self) -> Option<Incoming> {
-        match self.deadline {
+        // Cancel-safe: `recv` is, and the budget goes back with the item, after it.
+        let held = match self.deadline {
             None => self.incoming.recv().await,
             Some(at) => tokio::time::timeout_at(at, self.incoming.recv())
                 .await
                 .ok()
                 .flatten(),
-        }
+        }?;
+        Some(held.incoming)
     }
 
     async fn oversize(&mut self, len: usize, _prefix: bytes::Bytes) {
@@ -153,10 +189,88 @@ impl Link for HttpLink {
     }
 }
 
+/// Bytes of the budget that what came back holds, until `next` hands it out.
+#[derive(Clone)]
+struct Budget {
+    bytes: Arc<Semaphore>,
+    /// Told each time a producer finds the budget spent and waits.
+    #[cfg(test)]
+    waited: Arc<tokio::sync::Notify>,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget {
+            bytes: Arc::new(Semaphore::new(MAX_HELD_BYTES)),
+            #[cfg(test)]
+            waited: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    /// Waits until `incoming`'s share is free, and takes it.
+    async fn take(&self, incoming: &Incoming) -> Option<OwnedSemaphorePermit> {
+        let bytes = match incoming {
+            Incoming::Message(m) => m.bytes().len(),
+            Incoming::Event(_) => 0,
+            Incoming::Refused { request, .. } => request.bytes().len(),
+        };
+        let share = u32::try_from((bytes + HELD_ITEM_BYTES).min(MAX_HELD_BYTES))
+            .expect("the budget fits in u32");
+        match Arc::clone(&self.bytes).try_acquire_many_owned(share) {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                #[cfg(test)]
+                self.waited.notify_one();
+                // The semaphore is never closed: `Err` cannot happen.
+                Arc::clone(&self.bytes).acquire_many_owned(share).await.ok()
+            }
+        }
+    }
+
+    /// Bytes held now.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        MAX_HELD_BYTES - self.bytes.available_permits()
+    }
+}
+
+/// One item on its way to `next`, with its share of the budget (none for what the
+/// worker says itself).
+struct Held {
+    incoming: Incoming,
+    _share: Option<OwnedSemaphorePermit>,
+}
+
+/// Where what comes back goes: to `next`, within the budget.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::UnboundedSender<Held>,
+    budget: Budget,
+}
+
+impl Out {
+    /// A server message or a stream's fact: waits for its share of the budget first.
+    async fn send(&self, incoming: Incoming) {
+        let share = self.budget.take(&incoming).await;
+        let _ = self.tx.send(Held {
+            incoming,
+            _share: share,
+        });
+    }
+
+    /// What a POST's outcome says of its client message: at once, outside the budget.
+    fn now(&self, incoming: Incoming) {
+        let _ = self.tx.send(Held {
+            incoming,
+            _share: None,
+        });
+    }
+}
+
 /// The task that owns the client's order, and the tasks it started.
 struct Worker {
     remote: Remote,
-    out: mpsc::UnboundedSender<Incoming>,
+    out: Out,
     listen: bool,
     /// Requests under way, and the GET stream.
     tasks: JoinSet<()>,
@@ -213,12 +327,16 @@ impl Worker {
 }
 
 /// POSTs one message and passes on what its answer brings.
-async fn post(remote: Remote, request: Message, out: mpsc::UnboundedSender<Incoming>) {
+///
+/// The refusal and the session fact go out at once; what the answer brings waits for
+/// room (for the worker too: only a server that answers a notification with messages
+/// makes it wait, and `send` never waits for the worker).
+async fn post(remote: Remote, request: Message, out: Out) {
     let refuse = |error: HttpError| {
         if let Some(fact) = super::fact(&error) {
-            let _ = out.send(Incoming::Event(fact));
+            out.now(Incoming::Event(fact));
         }
-        let _ = out.send(Incoming::Refused {
+        out.now(Incoming::Refused {
             request: request.clone(),
             error,
         });
@@ -227,7 +345,7 @@ async fn post(remote: Remote, request: Message, out: mpsc::UnboundedSender<Incom
         Err(error) => return refuse(error),
         Ok(Posted::Accepted { session }) => {
             if let Some(session) = session {
-                let _ = out.send(Incoming::Event(session));
+                out.now(Incoming::Event(session));
             }
             if request.kind() == Kind::Request {
                 let url = remote.url().to_owned();
@@ -239,10 +357,10 @@ async fn post(remote: Remote, request: Message, out: mpsc::UnboundedSender<Incom
     };
     while let Some(item) = answer.next().await {
         match item {
-            Ok(incoming) => drop(out.send(incoming)),
+            Ok(incoming) => out.send(incoming).await,
             Err(error) => {
                 // The answer already told the tape what it keeps of it.
-                let _ = out.send(Incoming::Refused {
+                out.now(Incoming::Refused {
                     request: request.clone(),
                     error,
                 });
@@ -254,13 +372,13 @@ async fn post(remote: Remote, request: Message, out: mpsc::UnboundedSender<Incom
 
 /// The GET stream: the server may close it at any time; it is reopened a few times. A
 /// server that refuses it (405) is not asked again.
-async fn listen(remote: Remote, out: mpsc::UnboundedSender<Incoming>) {
+async fn listen(remote: Remote, out: Out) {
     for _ in 0..GET_STREAM_OPENINGS {
         let Some(mut stream) = remote.listen().await else {
             return;
         };
         while let Some(Ok(incoming)) = stream.next().await {
-            let _ = out.send(incoming);
+            out.send(incoming).await;
         }
     }
 }
