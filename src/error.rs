@@ -215,8 +215,10 @@ pub enum ConfigError {
 /// [`HttpError::Status`] on as it came.
 #[derive(Debug, Clone, Error)]
 pub enum HttpError {
-    /// The server could not be reached (connection refused, DNS, TLS…).
-    #[error("cannot reach `{url}`: {why}")]
+    /// The server could not be reached (connection refused, DNS, TLS…). Said as
+    /// mcptape's (`mcptape: …`): a client reads it in a JSON-RPC error, where it must not
+    /// pass for the server's own words.
+    #[error("mcptape: cannot reach `{url}`: {why}")]
     Unreachable {
         /// The server's URL.
         url: String,

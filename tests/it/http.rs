@@ -228,6 +228,13 @@ fn unreachable_and_failing_urls_answer_the_client_with_errors() {
             .contains(&format!("cannot reach `{url}`")),
         "{err}"
     );
+    // mcptape's words, not the server's.
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("mcptape: cannot reach")),
+        "{err}"
+    );
     p.close_stdin();
     assert!(p.wait().success());
     let entries = tape_entries(&tape);

@@ -213,3 +213,38 @@ fn a_server_line_over_the_maximum_is_recorded_and_said_but_not_passed_on_in_line
     assert_eq!(oversize[0]["params"]["dir"], "recv");
     assert_eq!(oversize[0]["params"]["bytes"], 5000);
 }
+
+/// A client line over `--max-line-bytes` cannot be sent whole line by line: it is said on
+/// stderr and recorded as its length and prefix, and the conversation goes on.
+#[test]
+fn a_client_line_over_the_maximum_is_recorded_and_said_but_not_sent_in_line_mode() {
+    let env = Env::new();
+    let tape = env.path("t.ndjson");
+    let mut cmd = env.mcptape(["proxy", "--server", "ex", "--max-line-bytes", "3000"]);
+    cmd.arg("--record")
+        .arg(&tape)
+        .arg("--")
+        .arg(example_server())
+        .env("MCPTAPE_RELAY", "lines");
+    let mut p = Proc::spawn(&mut cmd);
+    p.send(INIT);
+    p.recv();
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{}"}}}}}}"#,
+        "x".repeat(5000)
+    );
+    p.send(&long);
+    p.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert_eq!(p.recv()["id"], 3, "the long line was not sent");
+    p.close_stdin();
+    assert!(p.wait().success());
+    let stderr = p.stderr();
+    assert!(
+        stderr.contains(&format!("a client line of {} bytes", long.len())),
+        "{stderr}"
+    );
+    let entries = tape_entries(&tape);
+    let oversize = lifecycle(&entries, "$transport/oversize");
+    assert_eq!(oversize.len(), 1, "{entries:?}");
+    assert_eq!(oversize[0]["params"]["dir"], "send");
+}

@@ -264,6 +264,14 @@ impl Link for ChildLink {
         }
     }
 
+    async fn oversize(&mut self, len: usize, _prefix: bytes::Bytes) {
+        // Line by line, a line too long to hold cannot be sent whole (the byte relay
+        // forwards it as bytes); the tape has its `$transport/oversize` entry.
+        crate::term::eprintln_escaped!(
+            "mcptape: warning: a client line of {len} bytes, over the maximum, was not sent to the server (line mode); its request gets no answer"
+        );
+    }
+
     async fn end_input(&mut self) {
         // The writer task sends what is queued, then drops the server's stdin.
         self.input = None;
