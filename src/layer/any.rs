@@ -55,6 +55,10 @@ impl Link for AnyLink {
         each!(self, link => link.oversize(len, prefix).await)
     }
 
+    async fn cancel(&mut self, id: &str) {
+        each!(self, link => link.cancel(id).await)
+    }
+
     async fn end_input(&mut self) {
         each!(self, link => link.end_input().await)
     }

@@ -330,6 +330,10 @@ impl<L: Link> Link for Layered<L> {
         self.link.end_input().await;
     }
 
+    async fn cancel(&mut self, id: &str) {
+        self.link.cancel(id).await;
+    }
+
     async fn interrupt(&mut self, reason: &CloseReason) -> bool {
         self.link.interrupt(reason).await
     }

@@ -113,6 +113,15 @@ pub trait Link: Send {
         async {}
     }
 
+    /// The client gave up on request `id` (its JSON text) without a word: an HTTP client
+    /// closed the request's stream, which is how the stateless revision cancels. A remote
+    /// stops reading that answer; by default nothing happens (the answer still comes, and
+    /// goes nowhere).
+    fn cancel(&mut self, id: &str) -> impl Future<Output = ()> + Send {
+        let _ = id;
+        async {}
+    }
+
     /// The client has said everything (it closed its side): a child's stdin is closed,
     /// what is under way may still finish. [`Link::next`] then ends when nothing more is
     /// owed.

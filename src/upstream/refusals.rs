@@ -46,6 +46,10 @@ impl<L: Link> Link for Refusals<L> {
         self.0.end_input().await;
     }
 
+    async fn cancel(&mut self, id: &str) {
+        self.0.cancel(id).await;
+    }
+
     async fn interrupt(&mut self, reason: &CloseReason) -> bool {
         self.0.interrupt(reason).await
     }

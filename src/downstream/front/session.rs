@@ -195,7 +195,7 @@ impl<L: Link> Task<L> {
                 command = self.commands.recv() => match command {
                     Some(Command::Post(msg, stream)) => self.post(msg, stream).await.map(|r| (r, None)),
                     Some(Command::Cancelled(id)) => {
-                        self.cancel(id);
+                        self.cancel(id).await;
                         None
                     }
                     Some(Command::End(reason, done)) => Some((reason, done)),
@@ -300,11 +300,14 @@ impl<L: Link> Task<L> {
         Some(tx)
     }
 
-    /// The client of request `id`'s stream went away before its answer.
-    fn cancel(&mut self, id: String) {
+    /// The client of request `id`'s stream went away before its answer: the upstream
+    /// stops reading it too (a remote's POST is dropped, as the stateless revision
+    /// cancels).
+    async fn cancel(&mut self, id: String) {
         if self.forget(&id).is_none() {
             return;
         }
+        self.link.cancel(&id).await;
         self.record_cancelled();
         self.cancelled.insert(id);
     }

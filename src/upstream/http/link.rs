@@ -56,9 +56,9 @@ pub struct HttpLink {
     start: Start,
     listen: bool,
     /// The client's messages, in order, to the worker; `None` once input ended.
-    queue: Option<mpsc::UnboundedSender<Message>>,
+    queue: Option<mpsc::UnboundedSender<Work>>,
     /// The worker's receiving end, until the first `send` starts it.
-    waiting: Option<mpsc::UnboundedReceiver<Message>>,
+    waiting: Option<mpsc::UnboundedReceiver<Work>>,
     /// What came back, each holding its share of the budget until `next` hands it out.
     incoming: mpsc::UnboundedReceiver<Held>,
     /// Held until the worker starts, which then holds it.
@@ -137,7 +137,13 @@ impl Link for HttpLink {
     async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
         self.worker();
         let queue = self.queue.as_ref().ok_or(LinkError::Gone)?;
-        queue.send(msg).map_err(|_| LinkError::Gone)
+        queue.send(Work::Send(msg)).map_err(|_| LinkError::Gone)
+    }
+
+    async fn cancel(&mut self, id: &str) {
+        if let Some(queue) = &self.queue {
+            let _ = queue.send(Work::Cancel(id.to_owned()));
+        }
     }
 
     fn started(&self) -> Option<Event> {
@@ -267,6 +273,14 @@ impl Out {
     }
 }
 
+/// What the worker is given, in the client's order.
+enum Work {
+    /// A client message to POST.
+    Send(Message),
+    /// The client gave up on the request with this id without a word.
+    Cancel(String),
+}
+
 /// The task that owns the client's order, and the tasks it started.
 struct Worker {
     remote: Remote,
@@ -280,11 +294,12 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Message>) {
+    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Work>) {
         loop {
             tokio::select! {
-                msg = queue.recv() => match msg {
-                    Some(msg) => self.take(msg).await,
+                work = queue.recv() => match work {
+                    Some(Work::Send(msg)) => self.take(msg).await,
+                    Some(Work::Cancel(id)) => self.abort(&id),
                     None => break,
                 },
                 Some(_) = self.tasks.join_next(), if !self.tasks.is_empty() => {}
@@ -297,14 +312,21 @@ impl Worker {
         while self.tasks.join_next().await.is_some() {}
     }
 
+    /// Stops reading the answer to request `id` (closing its stream, which is how the
+    /// stateless revision cancels).
+    fn abort(&mut self, id: &str) {
+        if let Some(task) = self.by_id.remove(id) {
+            task.abort();
+        }
+    }
+
     /// One client message, in the client's order.
     async fn take(&mut self, msg: Message) {
         self.by_id.retain(|_, task| !task.is_finished());
         if msg.method() == Some("notifications/cancelled")
             && let Some(id) = crate::message::raw_member(msg.text(), &["params", "requestId"])
-            && let Some(task) = self.by_id.remove(id)
         {
-            task.abort();
+            self.abort(id);
         }
         if msg.kind() == Kind::Request {
             let id = msg.id().map(str::to_owned);

@@ -348,6 +348,39 @@ async fn a_cancellation_aborts_the_requests_post() {
 }
 
 #[tokio::test]
+async fn a_request_given_up_without_a_word_closes_its_stream_and_nothing_is_sent() {
+    let (gone_tx, gone_rx) = oneshot::channel::<()>();
+    let gone = Arc::new(std::sync::Mutex::new(Some(gone_tx)));
+    let (url, mut seen_rx) = server(move |_| {
+        let guard = Gone(gone.lock().expect("lock").take());
+        let held = futures_util::stream::unfold(guard, |guard| async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Some((Bytes::from_static(b": alive\n\n"), guard))
+        });
+        done(sse(&[], held))
+    })
+    .await;
+    let mut link = link(&url);
+    link.send(msg(REQUEST)).await.expect("sent");
+    assert_eq!(seen(&mut seen_rx).await.body, REQUEST);
+    // How the HTTP front says its client closed the request's stream.
+    link.cancel("1").await;
+    tokio::time::timeout(Duration::from_secs(10), gone_rx)
+        .await
+        .expect("the request's stream was closed within the deadline")
+        .expect("guard dropped");
+    link.end_input().await;
+    while let Some(incoming) = next(&mut link).await {
+        assert!(
+            !matches!(incoming, Incoming::Refused { .. }),
+            "{incoming:?}"
+        );
+    }
+    // Nothing but the request reached the server: a stream closed is no message.
+    assert!(seen_rx.try_recv().is_err());
+}
+
+#[tokio::test]
 async fn after_end_input_what_is_under_way_still_comes_then_none() {
     let (release_tx, release_rx) = oneshot::channel::<()>();
     let release = Arc::new(std::sync::Mutex::new(Some(release_rx)));
