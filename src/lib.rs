@@ -20,12 +20,13 @@
 //!
 //! # Tap order
 //!
-//! On stdio the tap sees a client line after it was handed to the upstream and a server
-//! line before it is written to the client (the byte relay: after both, with no await in
-//! between). On the HTTP front the tap sees a POSTed message before it is handed to its
-//! session's upstream and a server message before it is routed to a stream. Either way a
-//! request is on the tape before its answer, and the tap never changes, holds or drops
-//! live traffic: past its queue budget it slows the live path instead.
+//! On every message path (the stdio pump, the HTTP front's sessions, the built-in client)
+//! the tap, as the first layer, sees a client message just before it is handed to the
+//! upstream, and a server message just before it is given to the client (written to
+//! stdout, routed to an HTTP stream). The byte relay records each line right after it
+//! forwarded its last byte, with no await in between. Either way a request is on the tape
+//! before its answer, and the tap never changes, holds or drops live traffic: past its
+//! queue budget it slows the live path instead.
 //!
 //! # The rest
 //!
