@@ -5,9 +5,11 @@
 //! text/event-stream`); the answer — one JSON message, an SSE stream of messages (server
 //! requests and notifications before the response included; comments and data-less
 //! priming events are not messages), or `202 Accepted` — goes back to the client one
-//! message each, byte for byte. The session id the server gives (`Mcp-Session-Id`)
-//! and the negotiated `MCP-Protocol-Version` go on every later request, and the session
-//! is ended with `DELETE` when the client hangs up. Requests run concurrently.
+//! message each, byte for byte. The session id the server gives with a success
+//! (`Mcp-Session-Id`; never one that comes with a refusal) and the negotiated
+//! `MCP-Protocol-Version` go on every later request (a stateless, 2026-07-28, request
+//! carries the version its body names instead), and the session is ended with `DELETE`
+//! when the client hangs up. Requests run concurrently.
 //!
 //! HTTP-level facts that matter go into the tape as lifecycle entries: `$http/session`
 //! (the session id, redacted by name like any credential), `$http/status` for any status
@@ -126,7 +128,7 @@ impl Remote {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .body(msg.bytes());
-        req = self.common_headers(req);
+        req = self.common_headers(req, body_version(msg).as_deref());
         // The stateless protocol (2026-07-28) routes on headers that repeat the body;
         // earlier servers ignore them.
         if let Some(method) = msg.method() {
@@ -136,8 +138,13 @@ impl Remote {
             }
         }
         let resp = req.send().await.map_err(|e| self.unreachable(&e))?;
-        let session = self.note_session(&resp);
         let status = resp.status();
+        // A refusal's session id is not the client's session (FastMCP answers an old-era
+        // probe 400 with a fresh one): only a success names it.
+        let session = status
+            .is_success()
+            .then(|| self.note_session(&resp))
+            .flatten();
         if status.as_u16() == 202 {
             return Ok(Posted::Accepted { session });
         }
@@ -214,20 +221,26 @@ impl Remote {
             facts.push(resume.event());
             req = req.header("Last-Event-ID", &from.id);
         }
-        let resp = self.common_headers(req).send().await.ok()?;
+        let resp = self.common_headers(req, None).send().await.ok()?;
         resp.status().is_success().then_some(resp)
     }
 
-    /// What every request carries: the user's headers, the session id and the
-    /// negotiated protocol version once known.
-    fn common_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    /// What every request carries: the user's headers, the session id, and the protocol
+    /// version — the one the message itself names (a stateless request), else the
+    /// negotiated one once known.
+    fn common_headers(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        version: Option<&str>,
+    ) -> reqwest::RequestBuilder {
         for (k, v) in &self.inner.headers {
             req = req.header(k, v);
         }
         if let Some(id) = self.inner.session.lock().ok().and_then(|s| s.clone()) {
             req = req.header("Mcp-Session-Id", id);
         }
-        if let Some(v) = self.inner.protocol.lock().ok().and_then(|p| p.clone()) {
+        let negotiated = || self.inner.protocol.lock().ok().and_then(|p| p.clone());
+        if let Some(v) = version.map(str::to_owned).or_else(negotiated) {
             req = req.header("MCP-Protocol-Version", v);
         }
         req
@@ -241,10 +254,23 @@ impl Remote {
     /// Ends the session (`DELETE`), if the server gave one.
     pub async fn end(&self) {
         if self.has_session() {
-            let req = self.common_headers(self.inner.client.delete(self.url()));
+            let req = self.common_headers(self.inner.client.delete(self.url()), None);
             let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
         }
     }
+}
+
+/// The protocol version a message names in its body: a stateless (2026-07-28) request
+/// carries it in `params._meta["io.modelcontextprotocol/protocolVersion"]`, and the
+/// `MCP-Protocol-Version` header must say the same. Only a plain token is taken.
+fn body_version(msg: &Message) -> Option<String> {
+    let raw = crate::message::raw_member(
+        msg.text(),
+        &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
+    )?;
+    serde_json::from_str::<String>(raw)
+        .ok()
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
 }
 
 /// The `Mcp-Name` of a message: the tool or prompt named, or the resource's URI, when it

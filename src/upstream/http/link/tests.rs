@@ -24,6 +24,9 @@ type Reply = std::pin::Pin<Box<dyn std::future::Future<Output = Response<Body>> 
 struct Seen {
     method: Method,
     last_event_id: Option<String>,
+    /// The `Mcp-Session-Id` and `MCP-Protocol-Version` headers, as sent.
+    session: Option<String>,
+    protocol: Vec<String>,
     body: String,
 }
 
@@ -54,10 +57,21 @@ async fn server(
                                 .get("last-event-id")
                                 .and_then(|v| v.to_str().ok())
                                 .map(str::to_owned);
+                            let header = |name| {
+                                req.headers()
+                                    .get_all(name)
+                                    .iter()
+                                    .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                                    .collect::<Vec<_>>()
+                            };
+                            let session = header("mcp-session-id").into_iter().next();
+                            let protocol = header("mcp-protocol-version");
                             let body = req.into_body().collect().await.expect("body").to_bytes();
                             let seen = Seen {
                                 method,
                                 last_event_id,
+                                session,
+                                protocol,
                                 body: String::from_utf8_lossy(&body).into_owned(),
                             };
                             let _ = seen_tx.send(seen.clone());
@@ -654,4 +668,48 @@ async fn a_cancellation_aborts_a_post_waiting_for_room_and_the_drain_ends() {
             .eq(0..read.progress.len() as u64)
     );
     assert_eq!(link.budget.held(), 0, "the budget came back whole");
+}
+
+/// A stateless (2026-07-28) request names its protocol version in its body; the header
+/// must say the same, or a server routes it as an old-era request.
+#[tokio::test]
+async fn a_stateless_request_carries_the_protocol_version_its_body_names() {
+    let (url, mut seen_rx) = server(|_| done(status(200, ANSWER))).await;
+    let mut link = link(&url);
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    link.send(msg(discover)).await.expect("sent");
+    let probe = seen(&mut seen_rx).await;
+    assert_eq!(
+        probe.protocol,
+        ["2026-07-28"],
+        "one header, the body's version"
+    );
+    // A message that names none carries none before a version is negotiated.
+    link.send(msg(REQUEST)).await.expect("sent");
+    assert!(seen(&mut seen_rx).await.protocol.is_empty());
+}
+
+/// A session id that comes with a refusal (FastMCP answers an old-era probe `400` with a
+/// fresh `mcp-session-id`) is not the client's session: later requests must not carry it.
+#[tokio::test]
+async fn a_session_id_from_a_failed_answer_is_not_adopted() {
+    let (url, mut seen_rx) = server(|seen| {
+        if seen.body.contains("server/discover") {
+            let mut refused = status(400, "bad request");
+            refused.headers_mut().insert(
+                "mcp-session-id",
+                hyper::header::HeaderValue::from_static("from-a-refusal"),
+            );
+            return done(refused);
+        }
+        done(status(200, ANSWER))
+    })
+    .await;
+    let mut link = link(&url);
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#;
+    link.send(msg(discover)).await.expect("sent");
+    let _ = seen(&mut seen_rx).await;
+    link.send(msg(REQUEST)).await.expect("sent");
+    let next = seen(&mut seen_rx).await;
+    assert_eq!(next.session, None, "{:?}", next.body);
 }
