@@ -2,7 +2,9 @@
 //!
 //! A tape may hold several connections of one server (an agent that restarts it, two
 //! `mcptape call`s, concurrent clients). The first unclaimed one, in tape order, answers
-//! the client's handshake; the client's first other message decides: the first candidate
+//! the client's handshake — or, when its script refuses the handshake (an `initialize`
+//! handed to a connection recorded without one), the first later one whose script takes
+//! it; the client's first other message decides: the first candidate
 //! whose script accepts it (after the same handshake) is claimed — a claim file in the
 //! report directory, so that concurrent proxies of one `mcptape replay` run never serve
 //! the same connection. When none accepts it, the first is claimed and its divergence
@@ -161,11 +163,17 @@ impl Picker {
         };
         if !decisive {
             self.history.push(text.to_vec());
-            return self
+            let out = self
                 .first
                 .as_mut()
                 .map(|e| e.on_client(text))
                 .unwrap_or_default();
+            if self.first.as_ref().is_some_and(Replay::diverged)
+                && let Some(other) = self.handshake_elsewhere()
+            {
+                return other;
+            }
+            return out;
         }
         // The first candidate whose script accepts the message, built as needed.
         let mut fallback: Option<(usize, Replay, Vec<Out>)> = None;
@@ -207,6 +215,28 @@ impl Picker {
             )
         });
         refuse(text, problem)
+    }
+
+    /// The first candidate's script refused the handshake so far (a stateless recording
+    /// handed an `initialize`, an `initialize`-era one a `server/discover`-only start):
+    /// the first later candidate whose script accepts it all answers instead, and becomes
+    /// the one the handshake goes to. Its answer to the last message, if one accepts.
+    fn handshake_elsewhere(&mut self) -> Option<Vec<Out>> {
+        for i in 1..self.candidates.len() {
+            let mut engine = self.engine(i);
+            engine.start();
+            let mut out = Vec::new();
+            for earlier in &self.history {
+                out = engine.on_client(earlier);
+            }
+            if !engine.diverged() {
+                let c = self.candidates.remove(i);
+                self.candidates.insert(0, c);
+                self.first = Some(engine);
+                return Some(out);
+            }
+        }
+        None
     }
 
     /// The exit status to end with when the recorded server ended the connection.
@@ -260,3 +290,6 @@ fn refuse(text: &[u8], problem: &str) -> Vec<Out> {
         _ => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;

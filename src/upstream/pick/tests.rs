@@ -1,0 +1,80 @@
+//! Unit tests of [`super`]: which recorded connection a client's messages choose.
+
+use std::sync::Arc;
+
+use super::*;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"}}}"#;
+const STATELESS_ANSWER: &str =
+    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stateless"}]}}"#;
+const SESSION_ANSWER: &str =
+    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"session"}]}}"#;
+
+/// A tape of server `s` from (conn, dir, message) triples.
+fn picker(lines: &[(&str, &str, &str)]) -> (Picker, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.ndjson");
+    let text: String = lines
+        .iter()
+        .map(|(conn, d, msg)| {
+            let meta = format!(
+                r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:00.000Z","conn":"{conn}"}}}}"#
+            );
+            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
+        })
+        .collect();
+    std::fs::write(&path, text).expect("write");
+    let tape = Arc::new(ServerTape::load(&path, "s").expect("load"));
+    (Picker::new(tape, "s", None, &Options::default()), dir)
+}
+
+fn texts(out: Vec<Out>) -> Vec<String> {
+    out.into_iter()
+        .map(|o| {
+            String::from_utf8(o.line)
+                .expect("utf8")
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Issue 13 (k): a reconnecting client whose recorded connections mix eras must not get
+/// the stateless one for its `initialize` when another recorded connection starts so.
+#[test]
+fn an_initialize_goes_to_a_connection_recorded_with_one_not_to_a_stateless_one() {
+    let (mut picker, _dir) = picker(&[
+        ("a-1", "send", CALL),
+        ("a-1", "recv", STATELESS_ANSWER),
+        ("b-1", "send", INIT),
+        ("b-1", "recv", INIT_ANSWER),
+        ("b-1", "send", CALL),
+        ("b-1", "recv", SESSION_ANSWER),
+    ]);
+    picker.start();
+    assert_eq!(texts(picker.on_client(INIT.as_bytes())), [INIT_ANSWER]);
+    assert_eq!(texts(picker.on_client(CALL.as_bytes())), [SESSION_ANSWER]);
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+    assert_eq!(verdict.conn.as_deref(), Some("b-1"));
+}
+
+/// And the stateless client still gets the stateless connection, first in tape order.
+#[test]
+fn a_stateless_call_still_goes_to_the_stateless_connection() {
+    let (mut picker, _dir) = picker(&[
+        ("a-1", "send", CALL),
+        ("a-1", "recv", STATELESS_ANSWER),
+        ("b-1", "send", INIT),
+        ("b-1", "recv", INIT_ANSWER),
+        ("b-1", "send", CALL),
+        ("b-1", "recv", SESSION_ANSWER),
+    ]);
+    picker.start();
+    assert_eq!(texts(picker.on_client(CALL.as_bytes())), [STATELESS_ANSWER]);
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+    assert_eq!(verdict.conn.as_deref(), Some("a-1"));
+}
