@@ -41,18 +41,21 @@ fn texts(out: Vec<Out>) -> Vec<String> {
         .collect()
 }
 
+/// A stateless connection (no `initialize`), then one recorded with the handshake.
+const MIXED_ERAS: [(&str, &str, &str); 6] = [
+    ("a-1", "send", CALL),
+    ("a-1", "recv", STATELESS_ANSWER),
+    ("b-1", "send", INIT),
+    ("b-1", "recv", INIT_ANSWER),
+    ("b-1", "send", CALL),
+    ("b-1", "recv", SESSION_ANSWER),
+];
+
 /// Issue 13 (k): a reconnecting client whose recorded connections mix eras must not get
 /// the stateless one for its `initialize` when another recorded connection starts so.
 #[test]
 fn an_initialize_goes_to_a_connection_recorded_with_one_not_to_a_stateless_one() {
-    let (mut picker, _dir) = picker(&[
-        ("a-1", "send", CALL),
-        ("a-1", "recv", STATELESS_ANSWER),
-        ("b-1", "send", INIT),
-        ("b-1", "recv", INIT_ANSWER),
-        ("b-1", "send", CALL),
-        ("b-1", "recv", SESSION_ANSWER),
-    ]);
+    let (mut picker, _dir) = picker(&MIXED_ERAS);
     picker.start();
     assert_eq!(texts(picker.on_client(INIT.as_bytes())), [INIT_ANSWER]);
     assert_eq!(texts(picker.on_client(CALL.as_bytes())), [SESSION_ANSWER]);
@@ -64,14 +67,7 @@ fn an_initialize_goes_to_a_connection_recorded_with_one_not_to_a_stateless_one()
 /// And the stateless client still gets the stateless connection, first in tape order.
 #[test]
 fn a_stateless_call_still_goes_to_the_stateless_connection() {
-    let (mut picker, _dir) = picker(&[
-        ("a-1", "send", CALL),
-        ("a-1", "recv", STATELESS_ANSWER),
-        ("b-1", "send", INIT),
-        ("b-1", "recv", INIT_ANSWER),
-        ("b-1", "send", CALL),
-        ("b-1", "recv", SESSION_ANSWER),
-    ]);
+    let (mut picker, _dir) = picker(&MIXED_ERAS);
     picker.start();
     assert_eq!(texts(picker.on_client(CALL.as_bytes())), [STATELESS_ANSWER]);
     let verdict = picker.finish();
