@@ -296,14 +296,12 @@ pub fn fact(error: &HttpError) -> Option<Event> {
             status: *status,
             body: String::from_utf8_lossy(body).into_owned(),
         },
-        HttpError::Unreachable { url, .. } => Lifecycle::HttpError {
-            url: url.clone(),
-            error: format!("mcptape: {error}"),
-        },
-        HttpError::TooLarge { url, .. } => Lifecycle::HttpError {
-            url: url.clone(),
-            error: error.to_string(),
-        },
+        HttpError::Unreachable { url, .. } | HttpError::TooLarge { url, .. } => {
+            Lifecycle::HttpError {
+                url: url.clone(),
+                error: error.to_string(),
+            }
+        }
         HttpError::Cut { .. } | HttpError::Unanswered { .. } | HttpError::Setup(_) => {
             return None;
         }

@@ -1,13 +1,7 @@
 //! The one exit table and the one error printer, seen from outside: real processes, a
 //! real socket, and the exact lines on stderr.
 
-use std::process::Output;
-
 use crate::support::*;
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 fn example_config(env: &Env) {
     let config = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});

@@ -46,10 +46,6 @@ fn assert_untouched(victim: &Path, content: &str) {
     assert_eq!(mode(victim), 0o644, "the symlink's target was chmodded");
 }
 
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// The example tape of the repository, copied to `name` in the test's directory.
 fn example_tape(env: &Env, name: &str) -> PathBuf {
     let tape = env.path(name);
@@ -66,13 +62,7 @@ fn proxy_record_through_a_symlink_is_refused_and_its_target_untouched() {
         .arg(&link)
         .arg("--")
         .arg(example_server()));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        stderr(&out).contains("link.ndjson`: it is a symbolic link"),
-        "{}",
-        text(&out)
-    );
-    assert_untouched(&victim, VICTIM);
+    refused(&out, "link.ndjson`: it is a symbolic link", &victim, VICTIM);
 }
 
 #[test]
@@ -136,13 +126,12 @@ fn a_symlinked_prev_is_never_written_through() {
         .arg("--")
         .arg(example_server())
         .arg("--drift"));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        stderr(&out).contains("t.prev.ndjson`: it is a symbolic link"),
-        "{}",
-        text(&out)
+    refused(
+        &out,
+        "t.prev.ndjson`: it is a symbolic link",
+        &victim,
+        VICTIM,
     );
-    assert_untouched(&victim, VICTIM);
     assert_eq!(
         std::fs::read(&tape).expect("read"),
         before,
@@ -151,13 +140,12 @@ fn a_symlinked_prev_is_never_written_through() {
 
     // record rotates the previous tape into .prev.
     let out = run(env.mcptape(["record"]).arg(&tape).args(["--", "true"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        stderr(&out).contains("t.prev.ndjson`: it is a symbolic link"),
-        "{}",
-        text(&out)
+    refused(
+        &out,
+        "t.prev.ndjson`: it is a symbolic link",
+        &victim,
+        VICTIM,
     );
-    assert_untouched(&victim, VICTIM);
     assert_eq!(std::fs::read(&tape).expect("read"), before, "tape moved");
 }
 
@@ -565,13 +553,12 @@ fn call_record_refuses_a_hard_linked_tape_and_leaves_the_other_name_alone() {
     let (victim, _second) = victim_linked(&env, "hl.ndjson");
     let out =
         run_or_hang(&mut env.mcptape(["call", "ex.echo", "message:hi", "--record", "./hl.ndjson"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        stderr(&out).contains("hl.ndjson`: it has 2 names (hard links)"),
-        "{}",
-        text(&out)
+    refused(
+        &out,
+        "hl.ndjson`: it has 2 names (hard links)",
+        &victim,
+        VICTIM,
     );
-    assert_untouched(&victim, VICTIM);
 }
 
 #[test]
@@ -620,4 +607,12 @@ fn redact_refuses_a_hard_linked_tape_so_no_name_keeps_the_secret_silently() {
     // Checking only reads: it still reports the secret.
     let out = run_or_hang(env.mcptape(["redact", "--check"]).arg(&second));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+}
+
+/// The command was refused as a usage error (exit 2) saying `why`, and `victim` still
+/// holds `content`.
+fn refused(out: &std::process::Output, why: &str, victim: &std::path::Path, content: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", text(out));
+    assert!(stderr(out).contains(why), "{}", text(out));
+    assert_untouched(victim, content);
 }

@@ -7,10 +7,6 @@ use std::process::Output;
 
 use crate::support::*;
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A lifecycle entry as `record --no-redact` writes it.
 const START: &str = r#"{"jsonrpc":"2.0","method":"$transport/start","params":{"command":["srv"],"redaction":"off"},"_meta":{"dir":"lifecycle","server":"s","ts":"2026-11-30T04:35:01.266Z","conn":"c-1"}}"#;
 const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping","_meta":{"dir":"send","server":"s","ts":"2026-11-30T04:35:01.267Z","conn":"c-1"}}"#;

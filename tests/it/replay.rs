@@ -21,10 +21,6 @@ fn wrapped(env: &Env, mode: &str, session: &str, client: &[String], proxy: &[Str
     run(&mut cmd)
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A command that must never run: replay starts no server.
 fn absent() -> Vec<String> {
     vec!["/nonexistent/server-that-must-not-start".into()]

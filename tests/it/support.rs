@@ -160,6 +160,11 @@ pub fn run(mut cmd: impl std::borrow::BorrowMut<Command>) -> Output {
     }
 }
 
+/// What a finished process wrote on stderr.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// Output as text, for assertion messages.
 pub fn text(out: &Output) -> String {
     format!(

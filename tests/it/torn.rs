@@ -46,10 +46,6 @@ fn replay(env: &Env, tape: &std::path::Path, name: &str) -> Output {
         .args(proxy_argv(name, &absent)))
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// The tape as a killed `beta` proxy and a live `alpha` proxy leave it: alpha's first
 /// half, beta's whole connection but its last line, which is torn in the middle; then
 /// alpha's writer (the real one) ends the torn line and appends the rest of alpha.

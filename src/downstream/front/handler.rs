@@ -133,7 +133,8 @@ fn refused(error: HttpError) -> Response<Body> {
         ),
         // The upstream accepted a request without answering it: so do we.
         HttpError::Unanswered { .. } => full(StatusCode::ACCEPTED, ""),
-        why => full(StatusCode::BAD_GATEWAY, format!("mcptape: {why}\n")),
+        // Its text says it is mcptape's where the server could not be reached.
+        why => full(StatusCode::BAD_GATEWAY, format!("{why}\n")),
     }
 }
 

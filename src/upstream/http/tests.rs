@@ -105,3 +105,16 @@ fn a_failed_status_and_the_url_start_are_written_as_they_always_were() {
         ]
     );
 }
+
+#[test]
+fn an_unreachable_server_is_said_once_as_mcptapes_in_the_tape() {
+    let error = HttpError::Unreachable {
+        url: "http://127.0.0.1:1/mcp".into(),
+        why: "connection refused".into(),
+    };
+    let (_, params) = fact(&error).expect("a fact");
+    assert_eq!(
+        params["error"],
+        "mcptape: cannot reach `http://127.0.0.1:1/mcp`: connection refused"
+    );
+}
