@@ -72,6 +72,8 @@ pub fn shape(line: &[u8]) -> Shape {
 pub struct Message {
     raw: Bytes,
     head: OnceLock<Head>,
+    /// The HTTP stream a server message came on, when not its request's own.
+    stream: Option<crate::tape::stream::Stream>,
 }
 
 /// The top-level members that say what a message is, read once.
@@ -102,7 +104,20 @@ impl Message {
         Message {
             raw: raw.into(),
             head: OnceLock::new(),
+            stream: None,
         }
+    }
+
+    /// This message, marked as having come on `stream` (the GET stream): where the tap
+    /// records it came from and the HTTP front gives it ([`crate::tape::stream`]).
+    pub fn on(mut self, stream: Option<crate::tape::stream::Stream>) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// The HTTP stream this message came on, when not its request's own.
+    pub fn stream(&self) -> Option<crate::tape::stream::Stream> {
+        self.stream
     }
 
     /// The exact bytes of the message.

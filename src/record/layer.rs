@@ -30,14 +30,20 @@ impl TapLayer {
         TapLayer { tap, owed: 0 }
     }
 
+    /// Records `msg`, with the stream it came on when the upstream said
+    /// ([`Message::stream`]).
     fn record(&mut self, dir: Direction, msg: &Message) {
         let bytes = msg.bytes();
         let n = bytes.len();
-        if self.tap.try_reserve(n) {
-            self.tap.line_reserved(dir, bytes, n);
+        let budget = if self.tap.try_reserve(n) {
+            n
         } else {
-            self.tap.line(dir, bytes);
             self.owed += n;
+            0
+        };
+        match msg.stream() {
+            Some(stream) if dir == Direction::Recv => self.tap.line_on(Some(stream), bytes, budget),
+            _ => self.tap.line_reserved(dir, bytes, budget),
         }
     }
 }

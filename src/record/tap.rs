@@ -35,6 +35,7 @@ use crate::tape::TapeWriter;
 use crate::tape::close::Close;
 use crate::tape::format::{self, Direction, Meta};
 use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
+use crate::tape::stream::Stream;
 
 enum Event {
     Line {
@@ -43,6 +44,8 @@ enum Event {
         bytes: Bytes,
         /// Bytes of the queue budget this line holds (given back once written).
         budget: usize,
+        /// The HTTP stream a server message came on, when not its request's own.
+        stream: Option<Stream>,
     },
     Lifecycle {
         ts: SystemTime,
@@ -149,7 +152,7 @@ impl Tap {
 impl TapHandle {
     /// Records one forwarded line (with or without its `\n`).
     pub fn line(&self, dir: Direction, bytes: Bytes) {
-        self.send_line(dir, bytes, 0);
+        self.send_line(dir, bytes, 0, None);
     }
 
     /// Reserves `n` bytes of the queue budget if they are free now; false if the writer
@@ -182,15 +185,22 @@ impl TapHandle {
 
     /// [`TapHandle::line`] for a line that holds `budget` reserved bytes.
     pub fn line_reserved(&self, dir: Direction, bytes: Bytes, budget: usize) {
-        self.send_line(dir, bytes, budget);
+        self.send_line(dir, bytes, budget, None);
     }
 
-    fn send_line(&self, dir: Direction, bytes: Bytes, budget: usize) {
+    /// [`TapHandle::line_reserved`] for a server message that came on `stream` (its
+    /// entry's `_meta.stream`).
+    pub fn line_on(&self, stream: Option<Stream>, bytes: Bytes, budget: usize) {
+        self.send_line(Direction::Recv, bytes, budget, stream);
+    }
+
+    fn send_line(&self, dir: Direction, bytes: Bytes, budget: usize, stream: Option<Stream>) {
         let sent = self.tx.send(Event::Line {
             dir,
             ts: SystemTime::now(),
             bytes,
             budget,
+            stream,
         });
         // The writer is gone: nobody will give the budget back but us.
         if sent.is_err() {
@@ -296,6 +306,7 @@ impl Entries {
             ts: Some(format::timestamp(ts)),
             conn: Some(self.conn.clone()),
             batch,
+            stream: None,
         }
     }
 
@@ -345,13 +356,23 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
     match event {
         Event::Finish => Vec::new(),
         Event::Lifecycle { ts, kind, params } => vec![entries.lifecycle(&kind, &params, ts)],
-        Event::Line { dir, ts, bytes, .. } => {
+        Event::Line {
+            dir,
+            ts,
+            bytes,
+            stream,
+            ..
+        } => {
+            let meta = |batch| Meta {
+                stream,
+                ..entries.meta(dir, ts, batch)
+            };
             let text = framing::content(&bytes);
             if text.trim_ascii().is_empty() {
                 return Vec::new();
             }
             match shape(text) {
-                Shape::Object => vec![entries.line(text, &entries.meta(dir, ts, None))],
+                Shape::Object => vec![entries.line(text, &meta(None))],
                 Shape::Array => {
                     let elements: Vec<&RawValue> = std::str::from_utf8(text)
                         .ok()
@@ -364,8 +385,9 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
                     elements
                         .into_iter()
                         .map(|el| match shape(el.get().as_bytes()) {
-                            Shape::Object => entries
-                                .line(el.get().as_bytes(), &entries.meta(dir, ts, Some(*batches))),
+                            Shape::Object => {
+                                entries.line(el.get().as_bytes(), &meta(Some(*batches)))
+                            }
                             _ => invalid(dir, ts, el.get().as_bytes()),
                         })
                         .collect()
@@ -386,6 +408,7 @@ mod tests {
             ts: SystemTime::UNIX_EPOCH,
             bytes: Bytes::from_static(bytes),
             budget: 0,
+            stream: None,
         };
         let entries = Entries {
             server: "s".into(),
@@ -454,6 +477,7 @@ mod tests {
             ts: SystemTime::UNIX_EPOCH,
             bytes: Bytes::from(line.clone()),
             budget: 0,
+            stream: None,
         };
         let entries = Entries {
             server: "s".into(),

@@ -67,6 +67,9 @@ pub struct Meta {
     pub conn: Option<String>,
     /// For the elements of a JSON-RPC batch: the batch's number within its connection.
     pub batch: Option<u64>,
+    /// The HTTP stream a server message came on, when not its request's own
+    /// ([`crate::tape::stream`]).
+    pub stream: Option<crate::tape::stream::Stream>,
 }
 
 impl Meta {
@@ -86,6 +89,11 @@ impl Meta {
         }
         if let Some(batch) = self.batch {
             out.extend_from_slice(format!(",\"batch\":{batch}").as_bytes());
+        }
+        if let Some(stream) = self.stream {
+            out.extend_from_slice(b",\"stream\":\"");
+            out.extend_from_slice(stream.as_str().as_bytes());
+            out.push(b'"');
         }
         out.push(b'}');
     }
@@ -317,6 +325,9 @@ struct MetaFields {
     conn: Option<String>,
     #[serde(default)]
     batch: Option<u64>,
+    /// Any JSON: a value this version does not know reads as absent.
+    #[serde(default)]
+    stream: Option<Value>,
 }
 
 /// Reads one tape line: the message without `_meta`, and the `_meta`.
@@ -393,6 +404,11 @@ pub fn decode_cut(line: &str) -> Result<(Meta, Cut), String> {
             ts: fields.ts,
             conn: fields.conn,
             batch: fields.batch,
+            stream: fields
+                .stream
+                .as_ref()
+                .and_then(Value::as_str)
+                .and_then(crate::tape::stream::Stream::parse),
         },
         cut,
     ))
@@ -417,6 +433,7 @@ mod tests {
             ts: Some("2026-11-30T04:35:01.266Z".into()),
             conn: Some("7f3a-1".into()),
             batch: None,
+            stream: None,
         }
     }
 

@@ -14,6 +14,7 @@
 //! - [`census`]: a tape's servers and connections in one streaming pass (`list`, `replay`).
 //! - [`served`]: the connections of one server, held compactly (a replaying proxy).
 //! - [`kind`]: opening a file without blocking (`O_NONBLOCK`), and what kind it is.
+//! - [`stream`]: which HTTP stream a server message came on (`_meta.stream`).
 //!
 //! Invariant: the message part of every line is byte-for-byte what crossed the wire. The
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
@@ -30,6 +31,7 @@ pub mod reader;
 pub mod safety;
 pub mod served;
 pub mod store;
+pub mod stream;
 pub mod torn;
 pub mod writer;
 

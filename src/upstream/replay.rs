@@ -35,6 +35,7 @@ mod ends;
 mod facts;
 mod link;
 mod steps;
+mod streams;
 
 pub use facts::{ServerFacts, error_line, summary};
 pub use link::ReplayLink;
@@ -75,6 +76,8 @@ pub struct Out {
     pub immediate: bool,
     /// The bytes to write, `\n` included.
     pub line: Vec<u8>,
+    /// The HTTP stream it goes back on, when not its request's own ([`streams`]).
+    pub stream: Option<crate::tape::stream::Stream>,
 }
 
 /// One recorded connection being replayed.
@@ -420,6 +423,7 @@ impl Replay {
 
     fn emit(&mut self, i: usize, out: &mut Vec<Out>) {
         let step = &self.steps[i];
+        let stream = step.stream;
         let delay = match (self.last_ts, step.ts) {
             (Some(a), Some(b)) => b.duration_since(a).unwrap_or_default(),
             _ => Duration::ZERO,
@@ -452,6 +456,7 @@ impl Replay {
             delay,
             immediate: false,
             line: self.rewrite(i, &msg),
+            stream,
         });
     }
 
@@ -499,6 +504,7 @@ impl Replay {
             delay: Duration::ZERO,
             immediate: true,
             line,
+            stream: None,
         }
     }
 

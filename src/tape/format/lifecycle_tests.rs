@@ -14,6 +14,7 @@ fn meta() -> Meta {
         ts: Some("2026-11-30T04:35:01.266Z".into()),
         conn: Some("c-1".into()),
         batch: None,
+        stream: None,
     }
 }
 

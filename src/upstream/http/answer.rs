@@ -8,7 +8,8 @@
 //! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery>);
 //! a request whose answer never comes ends with [`HttpError::Unanswered`], so the client
 //! does not wait forever. Each message is classified once, here, and passed on as a
-//! [`Message`].
+//! [`Message`]; one that came on the GET stream is marked so ([`Message::on`]), for the
+//! tap to record and the HTTP front to route.
 
 use std::collections::VecDeque;
 
@@ -17,6 +18,7 @@ use bytes::{Bytes, BytesMut};
 use crate::error::HttpError;
 use crate::message::{Kind, Message};
 use crate::tape::lifecycle::{Lifecycle, StreamState};
+use crate::tape::stream::Stream;
 use crate::upstream::Incoming;
 use crate::upstream::http::{Event, MAX_ANSWER_BYTES, RESUMPTIONS, Remote, Resumption, Sse};
 
@@ -223,7 +225,7 @@ impl Answer {
             std::borrow::Cow::Borrowed(_) => data,
             std::borrow::Cow::Owned(line) => Bytes::from(line),
         };
-        let msg = Message::new(line);
+        let msg = Message::new(line).on(self.listening.then_some(Stream::Get));
         if let Some(id) = &self.waiting
             && matches!(msg.kind(), Kind::Response | Kind::Error)
             && msg.id() == Some(id.as_str())

@@ -66,7 +66,7 @@ impl ReplayLink {
         if line.last() == Some(&b'\n') {
             line.pop();
         }
-        Incoming::Message(Message::new(line))
+        Incoming::Message(Message::new(line).on(out.stream))
     }
 }
 

@@ -20,6 +20,8 @@ pub(super) struct Step {
     pub(super) optional: bool,
     /// The message as the matcher compares it, computed once.
     pub(super) normalized: std::sync::OnceLock<serde_json::Value>,
+    /// The HTTP stream a server message goes back on ([`super::streams`]).
+    pub(super) stream: Option<crate::tape::stream::Stream>,
 }
 
 fn ts_of(entry: &crate::tape::Entry) -> Option<SystemTime> {
@@ -41,10 +43,12 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
             done: false,
             optional: false,
             normalized: std::sync::OnceLock::new(),
+            stream: e.meta.stream,
         })
         .collect();
     drop_pings(&mut steps);
     mark_probes(&mut steps);
+    super::streams::mark(&mut steps);
     steps
 }
 
