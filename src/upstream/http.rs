@@ -77,6 +77,20 @@ struct Inner {
     protocol: Mutex<Option<String>>,
     /// Where the GET stream left off (its last event id), to resume it from.
     listened: Mutex<Option<Resumption>>,
+    /// What the server said when the GET stream was last opened.
+    offer: tokio::sync::watch::Sender<Offer>,
+}
+
+/// What a server said to the GET stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    /// Not asked yet.
+    Unknown,
+    /// It opened one.
+    Offered,
+    /// It answered this status instead (`405`: it offers none; `502`: it could not be
+    /// reached).
+    Refused(u16),
 }
 
 impl Remote {
@@ -96,6 +110,7 @@ impl Remote {
                 session: Mutex::new(None),
                 listened: Mutex::new(None),
                 protocol: Mutex::new(None),
+                offer: tokio::sync::watch::Sender::new(Offer::Unknown),
             }),
         })
     }
@@ -190,8 +205,18 @@ impl Remote {
     pub async fn listen(&self) -> Option<Answer> {
         let from = self.inner.listened.lock().ok().and_then(|l| l.clone());
         let mut facts = Vec::new();
-        let resp = self.open_stream(from.as_ref(), &mut facts).await?;
-        Some(Answer::listening(self.clone(), resp, facts, from))
+        let opened = self.open_stream(from.as_ref(), &mut facts).await;
+        self.inner.offer.send_replace(match &opened {
+            Ok(_) => Offer::Offered,
+            Err(status) => Offer::Refused(status.unwrap_or(502)),
+        });
+        Some(Answer::listening(self.clone(), opened.ok()?, facts, from))
+    }
+
+    /// What the server said when the GET stream was last opened ([`Remote::listen`]),
+    /// as it changes: the HTTP front answers a client's GET the same.
+    pub fn offer(&self) -> tokio::sync::watch::Receiver<Offer> {
+        self.inner.offer.subscribe()
     }
 
     /// Where the GET stream left off, for its next opening.
@@ -202,12 +227,13 @@ impl Remote {
     }
 
     /// GETs an event stream: the server's own, or (with `from`) a stream resumed after its
-    /// last event id, once the server's `retry:` has passed. `None` if refused.
+    /// last event id, once the server's `retry:` has passed. `Err` if refused, with the
+    /// status when there was one.
     async fn open_stream(
         &self,
         from: Option<&Resumption>,
         facts: &mut Vec<Event>,
-    ) -> Option<reqwest::Response> {
+    ) -> Result<reqwest::Response, Option<u16>> {
         let mut req = self
             .inner
             .client
@@ -221,8 +247,15 @@ impl Remote {
             facts.push(resume.event());
             req = req.header("Last-Event-ID", &from.id);
         }
-        let resp = self.common_headers(req, None).send().await.ok()?;
-        resp.status().is_success().then_some(resp)
+        let resp = self
+            .common_headers(req, None)
+            .send()
+            .await
+            .map_err(|_| None)?;
+        match resp.status() {
+            ok if ok.is_success() => Ok(resp),
+            refused => Err(Some(refused.as_u16())),
+        }
     }
 
     /// What every request carries: the user's headers, the session id, and the protocol

@@ -4,7 +4,8 @@
 //!
 //! Each request is sent ([`Link::send`]), then its answer awaited on [`Link::next`]
 //! (with the per-call timeout) while the server's own requests are answered from the tape
-//! ([`Answers`]), then classified ([`compare()`]). An HTTP failure of the request
+//! ([`Answers`]) — over HTTP also those that come on the GET stream, which is opened
+//! once the session exists — then classified ([`compare()`]). An HTTP failure of the request
 //! ([`Incoming::Refused`]) is heard as the JSON-RPC error the stdio pump gives its client
 //! for it, so it is classified like any error answer. Once the server is gone (it stopped
 //! reading, closed its output, or refused to initialize) nothing more is sent, and every
@@ -69,7 +70,9 @@ fn connect(target: &Target, max_line: usize) -> Result<AnyLink, String> {
             .map_err(|e| crate::error::chain(&e)),
         Target::Url(url, headers) => Remote::new(url, headers.clone())
             .map(|remote| {
-                AnyLink::Http(Layered::new(Refusals(HttpLink::new(remote)), Layers::new()))
+                // The GET stream too: a server asks some of its requests there (roots).
+                let link = HttpLink::new(remote).listening();
+                AnyLink::Http(Layered::new(Refusals(link), Layers::new()))
             })
             .map_err(|e| crate::error::chain(&e)),
     }

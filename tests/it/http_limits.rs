@@ -201,7 +201,7 @@ fn connections_past_the_bound_wait_until_one_closes() {
     front.wait_line("2 connections open (--max-connections)");
     let mut third = front.connect();
     third
-        .write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .write_all(b"PUT /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .expect("write");
     // Not served while two connections are open: nothing comes (a bounded look).
     third
@@ -258,7 +258,7 @@ fn running_out_of_descriptors_pauses_accepting_instead_of_spinning() {
     // The last one is served once the stalled ones time out and give their
     // descriptors back.
     let last = held.last_mut().expect("connections");
-    last.write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    last.write_all(b"PUT /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .expect("write");
     let answer = read_all(last);
     let (busy, wall) = (busy_seconds(pid) - busy0, wall0.elapsed().as_secs_f64());

@@ -47,8 +47,8 @@ pub enum Rejection {
     /// The body could not be read (the client went away mid-body).
     #[error("the request body could not be read")]
     BodyBroken,
-    /// A method the front does not serve (it has no GET stream).
-    #[error("POST or DELETE")]
+    /// A method the front does not serve.
+    #[error("GET, POST or DELETE")]
     Method,
     /// A body that is not one JSON-RPC message.
     #[error("the body is not a JSON-RPC message")]
@@ -60,6 +60,16 @@ pub enum Rejection {
     /// (`--session-idle`); the client starts a new session.
     #[error("no such session")]
     NoSession,
+    /// A `GET` whose `Accept` does not take `text/event-stream`.
+    #[error("a GET must accept text/event-stream")]
+    NotEventStream,
+    /// A second GET stream of a session while one is open, not resuming (no
+    /// `Last-Event-ID`).
+    #[error("this session's GET stream is already open")]
+    GetStreamOpen,
+    /// The upstream refused its GET stream with this status (`405`: it offers none).
+    #[error("the upstream server offers no GET stream (it answered {0})")]
+    NoUpstreamGet(u16),
 }
 
 impl Rejection {
@@ -75,6 +85,11 @@ impl Rejection {
             Rejection::NoSession => StatusCode::NOT_FOUND,
             Rejection::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Rejection::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Rejection::NotEventStream => StatusCode::NOT_ACCEPTABLE,
+            Rejection::GetStreamOpen => StatusCode::CONFLICT,
+            Rejection::NoUpstreamGet(status) => {
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY)
+            }
         }
     }
 
@@ -84,10 +99,14 @@ impl Rejection {
         let text = format!("mcptape: {self}\n");
         let mut r = Response::new(Full::new(Bytes::from(text)).map_err(|e| match e {}).boxed());
         *r.status_mut() = self.status();
-        if *self == Rejection::Method {
+        if *self == Rejection::Method || *self == Rejection::NoUpstreamGet(405) {
+            let allow = match self {
+                Rejection::Method => "GET, POST, DELETE",
+                _ => "POST, DELETE",
+            };
             r.headers_mut().insert(
                 hyper::header::ALLOW,
-                hyper::header::HeaderValue::from_static("POST, DELETE"),
+                hyper::header::HeaderValue::from_static(allow),
             );
         }
         if matches!(
@@ -254,6 +273,9 @@ mod tests {
         assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
         assert_eq!(r.headers()["connection"], "close");
         let r = Rejection::Method.response();
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(r.headers()["allow"], "GET, POST, DELETE");
+        let r = Rejection::NoUpstreamGet(405).response();
         assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(r.headers()["allow"], "POST, DELETE");
         assert_eq!(Rejection::NoSession.status(), StatusCode::NOT_FOUND);

@@ -4,8 +4,8 @@
 //! `initialize` without a session id), hands the message to the session's task, and
 //! answers: `202 Accepted` for a notification or an answer; for a request, an SSE stream
 //! that starts with the first item routed to it, or the upstream's status when it refused
-//! the request. `DELETE` ends the session. It never waits for the upstream otherwise: the
-//! session's task does.
+//! the request. `GET` opens the session's GET stream ([`super::get`]). `DELETE` ends the
+//! session. It never waits for the upstream otherwise: the session's task does.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -56,6 +56,9 @@ pub async fn handle(
             }
             None => Rejection::NoSession.response(),
         });
+    }
+    if req.method() == Method::GET {
+        return Ok(super::get::serve(&front, &req, session_id).await);
     }
     if req.method() != Method::POST {
         return Ok(Rejection::Method.response());

@@ -6,13 +6,16 @@
 //! connection of the tape. A POSTed request is answered with an SSE stream that carries
 //! what belongs to it — server requests and notifications first, then its response —
 //! and ends after the response; a POSTed notification or response gets `202 Accepted`.
-//! `DELETE` ends the session. Only POST and DELETE are served (no GET stream yet).
+//! `GET` opens the session's GET stream, for what the server sends outside any request
+//! ([`get`]). `DELETE` ends the session.
 //!
 //! Parts, one role each:
 //! - [`accept`]: the accept loop — connections, the idle [`crate::downstream::front::idle::Reaper`], and the
 //!   shutdown future that stops it;
 //! - [`handler`]: the hyper handler — guard, method, body, the session's lookup or start,
 //!   the answer;
+//! - [`get`]: the session's GET stream — its event ids, what is kept for a client that
+//!   resumes it (`Last-Event-ID`), one per session;
 //! - [`session`]: one task per session that owns its [`Link`](crate::upstream::Link) — a
 //!   [`Layered`](crate::layer::Layered) [`HttpLink`](crate::upstream::http::HttpLink) when
 //!   forwarding, a [`ReplayLink`](crate::upstream::replay::ReplayLink) when replaying — and
@@ -40,6 +43,7 @@ use crate::downstream::front::listen::Limits;
 use crate::error::{Error, Result};
 
 pub mod accept;
+pub mod get;
 pub mod guard;
 pub mod handler;
 pub mod idle;

@@ -5,8 +5,12 @@
 //! [`SessionHandle::post`] hands a client message on, with the stream that waits for its
 //! answer when it is a request; [`SessionHandle::end`] ends the session. The task loops
 //! on one `select!` over those commands and [`Link::next`]. Routing: a response goes to
-//! the stream that waits for its id and ends it; any other server message goes to the
-//! newest open stream; a refusal of a request goes to that request's stream. A refused
+//! the stream that waits for its id and ends it; a server message that came on the
+//! upstream's GET stream (or, replaying, was recorded on one or tied to no request), and
+//! any other while no POST stream is open, goes to the client's GET stream when it is
+//! open ([`get`], which holds it for the next one when none is open and no POST stream
+//! is either); any other goes to the newest open stream; a refusal of a request goes to
+//! that request's stream. A refused
 //! `initialize`, or any `404`, ends the session (the upstream never accepted it, or has
 //! forgotten it).
 //!
@@ -21,6 +25,8 @@ use bytes::Bytes;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::downstream::front::get::{self, GetStream};
+use crate::downstream::front::guard::Rejection;
 use crate::downstream::front::idle::Activity;
 use crate::error::HttpError;
 use crate::message::{Kind, Message};
@@ -28,6 +34,7 @@ use crate::record::session::RecordSession;
 use crate::record::tap::TapHandle;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::Lifecycle;
+use crate::upstream::http::Offer;
 use crate::upstream::{Closed, Incoming, Link};
 use crate::verdict::Verdict;
 
@@ -52,6 +59,11 @@ enum Command {
     Post(Message, Option<Stream>),
     /// The client of a request's stream went away before its answer (the live id).
     Cancelled(String),
+    /// The client opens the GET stream, resuming after this event id when given.
+    Listen(
+        Option<String>,
+        oneshot::Sender<Result<get::Events, Rejection>>,
+    ),
     /// End the session; `done` hears when it has (its link closed, its recording
     /// finished).
     End(CloseReason, Option<oneshot::Sender<()>>),
@@ -71,6 +83,8 @@ pub struct Ended {
 pub struct SessionHandle {
     commands: mpsc::UnboundedSender<Command>,
     activity: std::sync::Arc<Activity>,
+    /// What the upstream said to its GET stream (forwarding only).
+    offer: Option<watch::Receiver<Offer>>,
 }
 
 impl SessionHandle {
@@ -78,6 +92,31 @@ impl SessionHandle {
     /// has ended.
     pub fn post(&self, msg: Message, stream: Option<Stream>) -> bool {
         self.commands.send(Command::Post(msg, stream)).is_ok()
+    }
+
+    /// Opens the session's GET stream ([`get`]), resuming after `last_event_id`; `None`
+    /// when the session has ended.
+    pub async fn listen(
+        &self,
+        last_event_id: Option<String>,
+    ) -> Option<Result<get::Events, Rejection>> {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Listen(last_event_id, tx))
+            .ok()?;
+        rx.await.ok()
+    }
+
+    /// With what the upstream says to its GET stream, which a client's GET is answered
+    /// by.
+    pub fn with_offer(mut self, offer: watch::Receiver<Offer>) -> SessionHandle {
+        self.offer = Some(offer);
+        self
+    }
+
+    /// What the upstream says to its GET stream; `None` with no upstream (replay).
+    pub fn offer(&self) -> Option<watch::Receiver<Offer>> {
+        self.offer.clone()
     }
 
     /// Says that the stream of the request `id` lost its client.
@@ -164,10 +203,12 @@ pub fn spawn<L: Link + 'static>(
         recording,
         drained: false,
         give_up,
+        get: GetStream::default(),
     };
     let handle = SessionHandle {
         commands,
         activity: std::sync::Arc::new(Activity::new()),
+        offer: None,
     };
     (handle, tokio::spawn(task.run()))
 }
@@ -186,6 +227,8 @@ struct Task<L> {
     /// The link said it has nothing more to give (until it is sent more).
     drained: bool,
     give_up: GiveUp,
+    /// The client's GET stream, and what is kept for it.
+    get: GetStream,
 }
 
 impl<L: Link> Task<L> {
@@ -196,6 +239,10 @@ impl<L: Link> Task<L> {
                     Some(Command::Post(msg, stream)) => self.post(msg, stream).await.map(|r| (r, None)),
                     Some(Command::Cancelled(id)) => {
                         self.cancel(id).await;
+                        None
+                    }
+                    Some(Command::Listen(last, opened)) => {
+                        let _ = opened.send(self.get.open(last.as_deref()));
                         None
                     }
                     Some(Command::End(reason, done)) => Some((reason, done)),
@@ -256,7 +303,8 @@ impl<L: Link> Task<L> {
         }
     }
 
-    /// A server message to the stream that waits for it, or to the newest.
+    /// A server message to the stream that waits for it; one from the GET stream, or
+    /// while no POST stream is open, to the GET stream ([`get`]); else to the newest.
     fn deliver(&mut self, msg: &Message) {
         let event = sse_event(msg.raw());
         if matches!(msg.kind(), Kind::Response | Kind::Error)
@@ -273,8 +321,12 @@ impl<L: Link> Task<L> {
                 return;
             }
         }
-        if let Some(tx) = &self.newest {
-            let _ = tx.send(Item::Event(event));
+        let for_get = msg.stream().is_some() || self.newest.is_none();
+        match &self.newest {
+            Some(tx) if !(for_get && self.get.is_open()) => {
+                let _ = tx.send(Item::Event(event));
+            }
+            _ => self.get.give(msg.raw()),
         }
     }
 
@@ -327,6 +379,7 @@ impl<L: Link> Task<L> {
         self.commands.close();
         self.waiting.clear();
         self.newest = None;
+        self.get.close();
         let tape_error = match self.recording.take() {
             Some(recording) => recording.end(&reason).await,
             None => None,

@@ -135,18 +135,21 @@ impl Front {
                 };
                 let remote =
                     Remote::new(url, headers.clone()).map_err(crate::upstream::http::http_usage)?;
-                let link = HttpLink::new(remote).with_start(Start {
-                    url: Some(url.clone()),
-                    front: true,
-                    ..Start::default()
-                });
+                let offer = remote.offer();
+                // The upstream's GET stream is opened once the session exists: what it
+                // brings is recorded, and given on the client's GET stream.
+                let link = HttpLink::new(remote)
+                    .with_start(Start {
+                        url: Some(url.clone()),
+                        front: true,
+                        ..Start::default()
+                    })
+                    .listening();
                 let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
                 let give_up = self.give_up.subscribe();
-                Ok(session::spawn(
-                    Layered::new(link, layers),
-                    recording,
-                    give_up,
-                ))
+                let (handle, task) =
+                    session::spawn(Layered::new(link, layers), recording, give_up);
+                Ok((handle.with_offer(offer), task))
             }
             Source::Replay {
                 tape,

@@ -250,7 +250,7 @@ impl Answer {
         {
             self.resumptions += 1;
             let mut facts = Vec::new();
-            let resp = self.remote.open_stream(Some(&from), &mut facts).await;
+            let resp = self.remote.open_stream(Some(&from), &mut facts).await.ok();
             for fact in facts {
                 self.fact(fact);
             }
