@@ -9,6 +9,7 @@ mod deep;
 mod exit;
 mod files;
 mod front_edges;
+mod get_stream;
 mod http;
 mod http_limits;
 mod lifecycle;
