@@ -130,6 +130,7 @@ fn main() {
         ts: Some("2026-11-30T00:00:00.000Z".into()),
         conn: Some("c-1".into()),
         batch: None,
+        stream: None,
     };
     let mut best = Duration::MAX;
     for _ in 0..5 {

@@ -85,6 +85,7 @@ fn generate(path: &Path, shape: &Shape) -> (u64, u64) {
             ts: Some("2026-11-30T05:00:00.000Z".into()),
             conn: Some(format!("{c:08x}-1")),
             batch: None,
+            stream: None,
         };
         let mut put = |text: &str, dir| {
             let line = format::encode(text.as_bytes(), &meta(dir));

@@ -61,7 +61,10 @@ mod tests {
         assert_eq!(decode_cut(&text).expect("a line").0, meta);
         meta.stream = None;
         let plain = String::from_utf8(encode(b"{}", &meta)).expect("utf-8");
-        assert!(!plain.contains("stream"), "absent is the request's own stream");
+        assert!(
+            !plain.contains("stream"),
+            "absent is the request's own stream"
+        );
         for other in [r#""post""#, "1", "null"] {
             let line = format!(r#"{{"id":1,"_meta":{{"dir":"recv","stream":{other}}}}}"#);
             let read = decode_cut(&line).expect("a newer tape still loads").0;

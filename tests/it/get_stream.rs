@@ -41,7 +41,12 @@ fn through_the_http_front_roots_asked_on_the_get_stream_answer_recorded_and_repl
     let server = HttpServer::start();
     let front = Front::start(
         &env,
-        &["--url", &server.url, "--record", &tape.display().to_string()],
+        &[
+            "--url",
+            &server.url,
+            "--record",
+            &tape.display().to_string(),
+        ],
     );
     let recorded = roots_client(&env, std::slice::from_ref(&front.url));
     assert!(recorded.status.success(), "{}", text(&recorded));
@@ -57,7 +62,10 @@ fn through_the_http_front_roots_asked_on_the_get_stream_answer_recorded_and_repl
     let roots = roots_requests(&entries);
     assert!(!roots.is_empty(), "roots/list is in the tape");
     for r in &roots {
-        assert_eq!(r["_meta"]["stream"], "get", "it came on the GET stream: {r}");
+        assert_eq!(
+            r["_meta"]["stream"], "get",
+            "it came on the GET stream: {r}"
+        );
     }
     let calls: Vec<_> = entries
         .iter()
@@ -118,5 +126,141 @@ fn verify_url_answers_the_roots_a_server_asks_on_its_get_stream() {
     assert!(
         !report.contains("no answer within"),
         "roots/list was answered from the tape: {report}"
+    );
+}
+
+/// A tape of one connection whose server asks `roots/list` after `initialized`, while
+/// no request waits: tied to no request, so replay gives it on the GET stream.
+const UNSOLICITED: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"0"}},"_meta":{"dir":"send","server":"s","conn":"c-1"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"0"}},"_meta":{"dir":"recv","server":"s","conn":"c-1"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized","_meta":{"dir":"send","server":"s","conn":"c-1"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":0,"method":"roots/list","_meta":{"dir":"recv","server":"s","conn":"c-1"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":0,"result":{"roots":[]},"_meta":{"dir":"send","server":"s","conn":"c-1"}}"#,
+    "\n",
+);
+
+/// An HTTP/1.1 request to the front at `authority`, its connection left open to read.
+fn request(authority: &str, head: &str, body: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(authority).expect("connect");
+    s.set_read_timeout(Some(DEADLINE)).expect("a read deadline");
+    write!(
+        s,
+        "{head}\r\nHost: {authority}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    s
+}
+
+/// What `s` says up to and including `needle` (or all it said, if it ended first).
+fn read_to(s: &mut std::net::TcpStream, needle: &str) -> String {
+    use std::io::Read;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains(needle) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[test]
+fn the_replay_front_gives_unsolicited_requests_on_one_resumable_get_stream() {
+    let env = Env::new();
+    let tape = env.path("unsolicited.ndjson");
+    std::fs::write(&tape, UNSOLICITED).expect("write the tape");
+    let front = Front::start_as(&env, "s", &["--replay", &tape.display().to_string()]);
+    let authority = front
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let post = |session: Option<&str>, body: &str| {
+        let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
+        );
+        request(&authority, &head, body)
+    };
+    let init = UNSOLICITED.lines().next().expect("a line");
+    let init = &init[..init.find(r#","_meta""#).expect("_meta")];
+    let mut answer = post(None, &format!("{init}}}"));
+    let head = read_to(&mut answer, "serverInfo");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id: ")
+                .map(str::to_owned)
+        })
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|| panic!("no session id: {head}"));
+    drop(answer);
+    let get = |extra: &str| {
+        let head = format!("GET /mcp HTTP/1.1\r\nMcp-Session-Id: {session}{extra}");
+        request(&authority, &head, "")
+    };
+
+    let refused = read_to(&mut get(""), "\r\n");
+    assert!(refused.starts_with("HTTP/1.1 406"), "no Accept: {refused}");
+    let accepted = read_to(
+        &mut post(
+            Some(&session),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ),
+        "\r\n",
+    );
+    assert!(accepted.starts_with("HTTP/1.1 202"), "{accepted}");
+
+    // No stream was open when the engine released roots/list: it waited for this one.
+    let mut first = get("\r\nAccept: text/event-stream");
+    let said = read_to(&mut first, r#""method":"roots/list"}"#);
+    assert!(said.starts_with("HTTP/1.1 200"), "{said}");
+    assert!(
+        said.contains(
+            "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"roots/list\"}"
+        ),
+        "{said}"
+    );
+    let second = read_to(&mut get("\r\nAccept: text/event-stream"), "\r\n");
+    assert!(
+        second.starts_with("HTTP/1.1 409"),
+        "one GET stream: {second}"
+    );
+    // A client that lost its stream resumes it: it gets what came after its last id.
+    let mut resumed = get("\r\nAccept: text/event-stream\r\nLast-Event-ID: 0");
+    let again = read_to(&mut resumed, r#""method":"roots/list"}"#);
+    assert!(again.contains("id: 1\nevent: message\n"), "{again}");
+    drop(first);
+
+    let answered = read_to(
+        &mut post(
+            Some(&session),
+            r#"{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}"#,
+        ),
+        "\r\n",
+    );
+    assert!(answered.starts_with("HTTP/1.1 202"), "{answered}");
+    let deleted = read_to(
+        &mut request(
+            &authority,
+            &format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {session}"),
+            "",
+        ),
+        "\r\n",
+    );
+    assert!(deleted.starts_with("HTTP/1.1 200"), "{deleted}");
+    drop(resumed);
+    assert!(
+        front.stop().success(),
+        "the replayed connection was played whole"
     );
 }

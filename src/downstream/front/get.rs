@@ -231,7 +231,10 @@ mod tests {
         let mut get = GetStream::default();
         let first = get.open(None).expect("opens");
         assert_eq!(get.open(None).err(), Some(Rejection::GetStreamOpen));
-        assert_eq!(Rejection::GetStreamOpen.status(), hyper::StatusCode::CONFLICT);
+        assert_eq!(
+            Rejection::GetStreamOpen.status(),
+            hyper::StatusCode::CONFLICT
+        );
         for n in 0..3 {
             get.give(format!(r#"{{"method":"n{n}"}}"#).as_bytes());
         }

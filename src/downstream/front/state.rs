@@ -147,8 +147,7 @@ impl Front {
                     .listening();
                 let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
                 let give_up = self.give_up.subscribe();
-                let (handle, task) =
-                    session::spawn(Layered::new(link, layers), recording, give_up);
+                let (handle, task) = session::spawn(Layered::new(link, layers), recording, give_up);
                 Ok((handle.with_offer(offer), task))
             }
             Source::Replay {
