@@ -148,6 +148,8 @@ pub struct Proxy {
     /// 127.0.0.1) or an address (`127.0.0.1:8080`; port 0 picks one, printed on stderr),
     /// forwarding to --url, or answering from the tape in replay mode. On a loopback
     /// address, requests whose Host is not localhost or a loopback address get 403.
+    /// A session's GET carries what the server sends outside requests (event ids,
+    /// Last-Event-ID resumption; one per session: a second gets 409).
     /// Runs until SIGTERM/SIGINT/SIGHUP, then deletes the open sessions' upstream
     /// sessions, waiting at most 5 s (a second signal stops the wait).
     #[arg(long, value_name = "PORT|ADDR", conflicts_with = "command", value_parser = listen_addr)]
