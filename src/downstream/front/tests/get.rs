@@ -71,3 +71,85 @@ async fn without_a_client_get_stream_it_goes_to_the_newest_post_as_before() {
     session.end(CloseReason::SessionEnded);
     task.await.expect("task");
 }
+
+/// A Streamable HTTP upstream on a port-0 listener that offers no GET stream: it
+/// answers `initialize` with a session id, other POSTs with `202`, a `GET` with `405`.
+async fn upstream_without_get() -> String {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut stream = BufReader::new(stream);
+                loop {
+                    let (mut first, mut length) = (String::new(), 0);
+                    loop {
+                        let mut line = String::new();
+                        if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((name, value)) = line.split_once(':')
+                            && name.eq_ignore_ascii_case("content-length")
+                        {
+                            length = value.trim().parse().expect("a length");
+                        }
+                        if first.is_empty() {
+                            first = line;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    stream.read_exact(&mut body).await.expect("the body");
+                    let answer = if first.starts_with("GET") {
+                        "HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Length: 0\r\n\r\n"
+                            .to_owned()
+                    } else if String::from_utf8_lossy(&body).contains(r#""initialize""#) {
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: up-1\r\nContent-Length: {}\r\n\r\n{INIT_ANSWER}",
+                            INIT_ANSWER.len()
+                        )
+                    } else {
+                        "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned()
+                    };
+                    stream
+                        .get_mut()
+                        .write_all(answer.as_bytes())
+                        .await
+                        .expect("answer");
+                }
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn an_upstream_that_offers_no_get_stream_makes_the_clients_get_a_405() {
+    let front = front_of(Source::Forward {
+        url: upstream_without_get().await,
+        headers: Vec::new(),
+        record: None,
+    });
+    let (id, session) = front.open().expect("a session");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    assert!(session.post(msg(INIT), Some(tx)));
+    assert_eq!(data(next(&mut rx).await), INIT_ANSWER);
+    // Once the session exists the link opens the upstream's GET stream.
+    assert!(session.post(
+        msg(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        None
+    ));
+    let get = hyper::Request::get("/mcp")
+        .header("accept", "text/event-stream")
+        .body(())
+        .expect("a request");
+    let answer = super::super::get::serve(&front, &get, Some(id)).await;
+    assert_eq!(answer.status(), hyper::StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(answer.headers()["allow"], "POST, DELETE");
+    let _ = front.finish(END_GRACE, std::future::pending()).await;
+}
