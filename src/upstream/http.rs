@@ -20,8 +20,10 @@
 //!
 //! Requests run concurrently; notifications and answers are sent in the client's order.
 //! Every POST also carries the stateless protocol's (2026-07-28) `Mcp-Method` and
-//! `Mcp-Name`; the optional GET stream is opened once a session exists. A message that
-//! arrives pretty-printed is put on one line ([`one_line`]).
+//! `Mcp-Name`; the optional GET stream is opened once a session exists
+//! ([`HttpLink::listening`]), its messages marked as having come on it
+//! ([`crate::tape::stream`]), and what the server said to it kept ([`Offer`]). A message
+//! that arrives pretty-printed is put on one line ([`one_line`]).
 //!
 //! Parts: [`Remote`] (here) says where the server is and what every request carries, and
 //! POSTs one message ([`Remote::post`]); [`answer::Answer`] is what a POST or the GET
@@ -50,7 +52,8 @@ pub use link::HttpLink;
 pub const UPSTREAM_ERROR_CODE: i64 = -32000;
 /// The largest answer (a JSON body, or one SSE event) taken from a server.
 pub const MAX_ANSWER_BYTES: usize = crate::framing::MAX_LINE_BYTES;
-/// How many times the stdio front (re)opens the optional GET stream.
+/// How many times a link (re)opens the optional GET stream (the stdio and HTTP fronts,
+/// `verify --url`).
 pub const GET_STREAM_OPENINGS: usize = 8;
 /// How many times a POST's event stream that closed before its answer is resumed
 /// (`GET` with `Last-Event-ID`) before the request is given up.

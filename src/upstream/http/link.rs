@@ -106,7 +106,7 @@ impl HttpLink {
 
     /// Opens the optional GET stream once a session exists, and reopens it when the
     /// server closes it (at most [`GET_STREAM_OPENINGS`] times; a 405 means none is
-    /// offered). Off by default.
+    /// offered). What comes on it is marked so ([`Message::stream`]). Off by default.
     pub fn listening(mut self) -> HttpLink {
         self.listen = true;
         self
