@@ -158,6 +158,17 @@ fn request(authority: &str, head: &str, body: &str) -> std::net::TcpStream {
     s
 }
 
+/// The `Mcp-Session-Id` an answer's head gives.
+fn session_of(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id: ")
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {head}"))
+}
+
 /// What `s` says up to and including `needle` (or all it said, if it ended first).
 fn read_to(s: &mut std::net::TcpStream, needle: &str) -> String {
     use std::io::Read;
@@ -194,15 +205,7 @@ fn the_replay_front_gives_unsolicited_requests_on_one_resumable_get_stream() {
     let init = &init[..init.find(r#","_meta""#).expect("_meta")];
     let mut answer = post(None, &format!("{init}}}"));
     let head = read_to(&mut answer, "serverInfo");
-    let session = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("mcp-session-id: ")
-                .map(str::to_owned)
-        })
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_else(|| panic!("no session id: {head}"));
+    let session = session_of(&head);
     drop(answer);
     let get = |extra: &str| {
         let head = format!("GET /mcp HTTP/1.1\r\nMcp-Session-Id: {session}{extra}");
@@ -263,4 +266,67 @@ fn the_replay_front_gives_unsolicited_requests_on_one_resumable_get_stream() {
         front.stop().success(),
         "the replayed connection was played whole"
     );
+}
+
+#[test]
+fn the_forwarding_front_gives_the_upstream_get_stream_on_the_clients_reopened_from_its_last_id() {
+    // The SDK's own server logs "before" on its GET stream, closes it, and logs "after":
+    // only a link that reopens it from the last event id gets "after".
+    let env = Env::new();
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg(peer("ts_polling_server.mjs"));
+    let server = HttpServer::launch(cmd, "listening on port ");
+    let front = Front::start_as(&env, "polling", &["--url", &server.url]);
+    let authority = front
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let post = |session: Option<&str>, body: &str| {
+        let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
+        );
+        request(&authority, &head, body)
+    };
+    let mut init = post(
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    );
+    let session = session_of(&read_to(&mut init, "serverInfo"));
+    let accepted = read_to(
+        &mut post(
+            Some(&session),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ),
+        "\r\n",
+    );
+    assert!(accepted.starts_with("HTTP/1.1 202"), "{accepted}");
+    let mut get = request(
+        &authority,
+        &format!("GET /mcp HTTP/1.1\r\nMcp-Session-Id: {session}\r\nAccept: text/event-stream"),
+        "",
+    );
+    // Its head comes once the upstream's GET stream is open (the front waits to know).
+    let head = read_to(&mut get, "\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut call = post(
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aside","arguments":{}}}"#,
+    );
+    let answer = read_to(&mut call, r#""id":2"#);
+    let on_get = read_to(&mut get, r#""data":"after""#);
+    let before = on_get.find(r#""data":"before""#);
+    let after = on_get.find(r#""data":"after""#);
+    assert!(
+        before.is_some() && after.is_some() && before < after,
+        "both log lines came on the client's GET stream, in order: {on_get}"
+    );
+    assert!(
+        !answer.contains("notifications/message"),
+        "not on the request's stream, though it was open: {answer}"
+    );
+    assert!(on_get.contains("id: 1\n"), "with event ids: {on_get}");
+    drop(get);
+    assert!(front.stop().success());
 }

@@ -43,7 +43,7 @@ impl HttpServer {
 
     /// Runs `cmd` with `PORT=0` (the kernel picks a free port, so nothing can take it in
     /// between) and reads the port from the stderr line that follows `said`.
-    fn launch(mut cmd: Command, said: &'static str) -> HttpServer {
+    pub(crate) fn launch(mut cmd: Command, said: &'static str) -> HttpServer {
         let mut child = cmd
             .env("PORT", "0")
             .stdin(Stdio::null())
