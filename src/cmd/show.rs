@@ -73,6 +73,9 @@ fn conn_json(tape: &Tape, conn: &Connection) -> Value {
             if let Some(b) = e.meta.batch {
                 v["batch"] = json!(b);
             }
+            if let Some(stream) = e.meta.stream {
+                v["stream"] = json!(stream.as_str());
+            }
             v
         })
         .collect();
@@ -170,7 +173,11 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
         .meta
         .batch
         .map(|b| format!(" [batch {b}]"))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        + &e.meta
+            .stream
+            .map(|s| format!(" [{} stream]", s.as_str()))
+            .unwrap_or_default();
     let method = e.message.method().unwrap_or("?");
     let id = e.message.id().unwrap_or("null");
     let body = match (e.meta.dir, e.message.kind()) {

@@ -76,6 +76,29 @@ fn through_the_http_front_roots_asked_on_the_get_stream_answer_recorded_and_repl
         "answers came on their POST streams"
     );
 
+    let shown = run(env.mcptape(["show"]).arg(&tape));
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("roots/list") && l.ends_with("[get stream]")),
+        "show marks it: {shown}"
+    );
+    let json = run(env.mcptape(["show", "--json"]).arg(&tape));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let marked: Vec<&serde_json::Value> = json["connections"][0]["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["stream"] == "get")
+        .collect();
+    assert!(
+        marked
+            .iter()
+            .any(|e| e["message"]["method"] == "roots/list"),
+        "show --json names it: {json}"
+    );
+
     // The server is gone: the front answers from the tape, roots/list on the GET stream.
     let front = Front::start(&env, &["--replay", &tape.display().to_string()]);
     let replayed = roots_client(&env, std::slice::from_ref(&front.url));
