@@ -47,6 +47,7 @@ mod cmd;
 mod config;
 mod depth;
 mod downstream;
+mod era;
 mod duration;
 mod error;
 mod framing;

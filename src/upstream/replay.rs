@@ -35,6 +35,7 @@ mod ends;
 mod facts;
 mod link;
 mod steps;
+pub mod stateless;
 
 pub use facts::{ServerFacts, error_line, summary};
 pub use link::ReplayLink;

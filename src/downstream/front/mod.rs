@@ -46,6 +46,7 @@ pub mod idle;
 pub mod listen;
 pub mod session;
 pub mod state;
+pub mod stateless;
 
 pub use state::{Front, Served, Source};
 
@@ -120,6 +121,7 @@ where
         tasks: Mutex::new(JoinSet::new()),
         ended: Mutex::new(Vec::new()),
         give_up: tokio::sync::watch::Sender::new(false),
+        stateless: stateless::Stateless::default(),
     });
     let Stop(rest) = accept::run(listener, Arc::clone(&front), shutdown).await;
     Ok(front.finish(END_GRACE, rest).await)
