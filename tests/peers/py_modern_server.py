@@ -12,6 +12,8 @@ and sessionless 2026-07-28 requests (`server/discover`, then each request on its
 Tools:
     echo(message)   the message back as text.
     add(a, b)       the sum as text.
+    wait(seconds)   says `wait started` on stderr, sleeps, answers `waited`; says
+                    `wait cancelled` when the request is cancelled (its stream closed).
     confirm(name)   multi-round-trip (MRTR): the first round answers `input_required`
                     with an elicitation and a sealed `requestState`; the retry with an
                     accepting answer gets `confirmed NAME`, anything else `declined`.
@@ -38,6 +40,18 @@ def echo(message: str) -> str:
 def add(a: int, b: int) -> str:
     """Adds two numbers."""
     return str(a + b)
+
+
+@app.tool()
+async def wait(seconds: float) -> str:
+    """Waits, then answers."""
+    print("wait started", file=sys.stderr, flush=True)
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        print("wait cancelled", file=sys.stderr, flush=True)
+        raise
+    return "waited"
 
 
 @app.tool()
