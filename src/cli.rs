@@ -149,7 +149,10 @@ pub struct Proxy {
     /// forwarding to --url, or answering from the tape in replay mode. On a loopback
     /// address, requests whose Host is not localhost or a loopback address get 403.
     /// Runs until SIGTERM/SIGINT/SIGHUP, then deletes the open sessions' upstream
-    /// sessions, waiting at most 5 s (a second signal stops the wait).
+    /// sessions, waiting at most 5 s (a second signal stops the wait). A sessionless
+    /// request of the 2026-07-28 revision (its MCP-Protocol-Version header or body
+    /// `_meta` says so) is served on its own: forwarded and recorded as a connection of
+    /// its own, or matched alone against the tape's stateless exchanges.
     #[arg(long, value_name = "PORT|ADDR", conflicts_with = "command", value_parser = listen_addr)]
     pub listen: Option<std::net::SocketAddr>,
     /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.

@@ -143,7 +143,10 @@ mod tests {
         let done = msg(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#);
         assert_eq!(ResultType::of(&done), Some(ResultType::Complete));
         let task = msg(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task"}}"#);
-        assert_eq!(ResultType::of(&task), Some(ResultType::Other("task".into())));
+        assert_eq!(
+            ResultType::of(&task),
+            Some(ResultType::Other("task".into()))
+        );
         let asks = msg(
             r#"{"jsonrpc":"2.0","id":5,"result":{"inputRequests":{"ok":{"method":"elicitation/create"}},"requestState":"v1.abc","resultType":"input_required"}}"#,
         );

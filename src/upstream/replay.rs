@@ -34,8 +34,8 @@ mod diverge;
 mod ends;
 mod facts;
 mod link;
-mod steps;
 pub mod stateless;
+mod steps;
 
 pub use facts::{ServerFacts, error_line, summary};
 pub use link::ReplayLink;

@@ -1,7 +1,8 @@
 //! The hyper handler of the front: one HTTP request in, one answer out.
 //!
 //! It checks the request ([`crate::downstream::front::guard`]), finds its session (or starts one for an
-//! `initialize` without a session id), hands the message to the session's task, and
+//! `initialize` without a session id, or one of its own for a sessionless stateless
+//! request: [`crate::downstream::front::stateless`]), hands the message to the session's task, and
 //! answers: `202 Accepted` for a notification or an answer; for a request, an SSE stream
 //! that starts with the first item routed to it, or the upstream's status when it refused
 //! the request. `DELETE` ends the session. It never waits for the upstream otherwise: the

@@ -7,6 +7,8 @@
 //! what belongs to it — server requests and notifications first, then its response —
 //! and ends after the response; a POSTed notification or response gets `202 Accepted`.
 //! `DELETE` ends the session. Only POST and DELETE are served (no GET stream yet).
+//! A sessionless request of the stateless revision (2026-07-28) is an exchange of its
+//! own, a session that ends with it ([`stateless`]).
 //!
 //! Parts, one role each:
 //! - [`accept`]: the accept loop — connections, the idle [`crate::downstream::front::idle::Reaper`], and the

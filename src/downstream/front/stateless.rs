@@ -67,7 +67,10 @@ impl Front {
     ) -> std::result::Result<SessionHandle, (StatusCode, String)> {
         let id = crate::ids::session_id().map_err(|e| {
             eprintln!("mcptape: error: {}", crate::error::chain(&e));
-            (StatusCode::INTERNAL_SERVER_ERROR, "no exchange id".to_owned())
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "no exchange id".to_owned(),
+            )
         })?;
         let give_up = self.give_up.subscribe();
         let (session, task) = match &self.source {

@@ -227,7 +227,8 @@ impl Exchanges {
     /// The recorded request most like `live`: the same method and name, else the same
     /// method, else the first.
     fn closest(&self, live: &Message) -> Option<&Exchange> {
-        let name = |m: &Message| message::raw_member(m.text(), &["params", "name"]).map(str::to_owned);
+        let name =
+            |m: &Message| message::raw_member(m.text(), &["params", "name"]).map(str::to_owned);
         let same_method = |e: &&Exchange| e.request.method() == live.method();
         self.list
             .iter()

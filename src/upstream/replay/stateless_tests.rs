@@ -67,7 +67,9 @@ fn front_tape() -> (Exchanges, tempfile::TempDir) {
 fn each_request_gets_its_recorded_answer_with_the_live_id_and_token() {
     let (mut all, _dir) = front_tape();
     // Out of the recorded order, with other ids and another token: each on its own.
-    let slow = SLOW.replace(r#""id":2"#, r#""id":"x""#).replace(":7,", ":\"t\",");
+    let slow = SLOW
+        .replace(r#""id":2"#, r#""id":"x""#)
+        .replace(":7,", ":\"t\",");
     assert_eq!(
         texts(all.answer(&live(&slow))),
         [

@@ -47,7 +47,11 @@ impl Chains {
         let Some(recorded) = retry_state(msg) else {
             return msg.clone();
         };
-        let live = self.0.lock().ok().and_then(|c| c.live.get(recorded).cloned());
+        let live = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|c| c.live.get(recorded).cloned());
         live.and_then(|l| era::with_request_state(msg, &l))
             .unwrap_or_else(|| msg.clone())
     }
@@ -173,18 +177,33 @@ mod tests {
             RETRY.replace("v1.recorded", "v1.live")
         );
         let done = chains
-            .round(played(12, Class::Changed), &retry, Some(&msg(DONE)), Some(&msg(DONE)))
+            .round(
+                played(12, Class::Changed),
+                &retry,
+                Some(&msg(DONE)),
+                Some(&msg(DONE)),
+            )
             .expect("the retry ends the chain");
-        assert_eq!((done.line, done.class, done.answer_line), (10, Class::Changed, Some(13)));
+        assert_eq!(
+            (done.line, done.class, done.answer_line),
+            (10, Class::Changed, Some(13))
+        );
         assert!(chains.unfinished().is_empty());
     }
 
     #[test]
     fn a_chain_the_tape_never_ends_is_reported_at_the_end() {
         let chains = Chains::default();
-        assert!(chains
-            .round(played(4, Class::Same), &msg(ASK), Some(&msg(ASKED_REC)), None)
-            .is_none());
+        assert!(
+            chains
+                .round(
+                    played(4, Class::Same),
+                    &msg(ASK),
+                    Some(&msg(ASKED_REC)),
+                    None
+                )
+                .is_none()
+        );
         let left = chains.unfinished();
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].line, 4);
@@ -201,6 +220,9 @@ mod tests {
         let mut c = done.value();
         let mut d = msg(ASKED_LIVE).value();
         without_state(&done, &mut c, &mut d);
-        assert!(d["result"]["requestState"].is_string(), "only input_required rounds");
+        assert!(
+            d["result"]["requestState"].is_string(),
+            "only input_required rounds"
+        );
     }
 }
