@@ -127,13 +127,20 @@ fn the_http_front_forwards_records_replays_and_verifies_sessionless_requests() {
 
     // Each exchange is a connection of its own: start, the request, its answer, close.
     let entries = tape_entries(std::path::Path::new(&tape));
-    assert!(lifecycle(&entries, "$http/session").is_empty(), "no session");
+    assert!(
+        lifecycle(&entries, "$http/session").is_empty(),
+        "no session"
+    );
     let mut conns: Vec<&str> = entries
         .iter()
         .filter_map(|e| e["_meta"]["conn"].as_str())
         .collect();
     conns.dedup();
-    assert_eq!(conns.len(), 6, "discover, list, echo, add, confirm and its retry");
+    assert_eq!(
+        conns.len(),
+        6,
+        "discover, list, echo, add, confirm and its retry"
+    );
     for conn in &conns {
         let mine: Vec<&Value> = entries
             .iter()
@@ -174,7 +181,10 @@ fn a_stateless_connection_recorded_through_the_stdio_front_replays_through_the_h
         server.url.clone(),
     ];
     let mut record = env.mcptape(["record", &tape, "--", &python()]);
-    record.arg(peer("py_modern_client.py")).arg("--").args(&proxy);
+    record
+        .arg(peer("py_modern_client.py"))
+        .arg("--")
+        .args(&proxy);
     let recorded = steps(&run(record));
     assert_modern(&recorded, "through the stdio front");
     drop(server);
@@ -216,13 +226,16 @@ fn in_replay_a_sessionless_request_is_matched_on_its_own_or_diverges() {
         );
         format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
     };
-    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
+    let list =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
     let listed = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete"}}"#;
     std::fs::write(&tape, line("a", "send", &list) + &line("a", "recv", listed)).expect("tape");
     let front = Front::start_as(&env, "py", &["--replay", &tape.display().to_string()]);
 
     // Another id, another _meta: matched on its own, answered with the live id.
-    let live = list.replace(r#""id":1"#, r#""id":"q""#).replace("{}}", r#"{"x":{}}}"#);
+    let live = list
+        .replace(r#""id":1"#, r#""id":"q""#)
+        .replace("{}}", r#"{"x":{}}}"#);
     let (status, body) = post(&front.url, "", &live);
     assert!(status.contains("200"), "{body}");
     assert!(
@@ -244,7 +257,8 @@ fn in_replay_a_sessionless_request_is_matched_on_its_own_or_diverges() {
     let (status, body) = post(&front.url, "", legacy);
     assert!(status.contains("400"), "{body}");
     // The header alone makes it stateless; nothing recorded matches this one.
-    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#;
+    let call =
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#;
     let (status, body) = post(&front.url, "MCP-Protocol-Version: 2026-07-28\r\n", call);
     assert!(status.contains("200"), "{body}");
     assert!(
@@ -266,7 +280,12 @@ fn a_sessionless_request_whose_client_closes_its_stream_is_cancelled_and_recorde
     let front = Front::start_as(
         &env,
         "py",
-        &["--url", &server.url, "--record", &tape.display().to_string()],
+        &[
+            "--url",
+            &server.url,
+            "--record",
+            &tape.display().to_string(),
+        ],
     );
     let authority = front
         .url
