@@ -314,3 +314,38 @@ fn a_sessionless_request_whose_client_closes_its_stream_is_cancelled_and_recorde
     assert_eq!(close[0]["params"]["reason"], "exchange done");
     assert_eq!(close[0]["_meta"]["conn"], cancelled[0]["_meta"]["conn"]);
 }
+
+#[test]
+fn call_speaks_the_stateless_revision_when_the_server_offers_it_and_replays_it() {
+    let env = Env::new();
+    let server = ModernServer::start();
+    let config = format!(
+        r#"{{"mcpServers":{{"py":{{"type":"http","url":"{}"}}}}}}"#,
+        server.url
+    );
+    std::fs::write(env.path(".mcp.json"), config).expect("config");
+    let tape = env.path("call.ndjson").display().to_string();
+    let recorded = run(env.mcptape(["call", "py.echo", "message=hi", "--record", &tape]));
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    assert!(
+        String::from_utf8_lossy(&recorded.stdout).starts_with("hi\n"),
+        "{}",
+        text(&recorded)
+    );
+    let sends = tape_messages(std::path::Path::new(&tape), "send");
+    let methods: Vec<Value> = sends
+        .iter()
+        .map(|s| serde_json::from_str::<Value>(s).expect("json")["method"].clone())
+        .collect();
+    assert_eq!(methods, ["server/discover", "tools/call"], "no initialize");
+    let call: Value = serde_json::from_str(&sends[1]).expect("json");
+    assert_eq!(
+        call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    drop(server);
+
+    let replayed = run(env.mcptape(["call", "py.echo", "message=hi", "--replay", &tape]));
+    assert!(replayed.status.success(), "{}", text(&replayed));
+    assert_eq!(replayed.stdout, recorded.stdout);
+}
