@@ -67,8 +67,8 @@ pub struct Exchanges {
     /// Client messages matched, recorded messages given.
     matched: usize,
     answered: usize,
-    /// One verdict per divergence.
-    diverged: Vec<Verdict>,
+    /// The divergences, in order.
+    diverged: Vec<Mismatch>,
 }
 
 /// The exchanges, shared by the front's sessionless requests.
@@ -214,11 +214,7 @@ impl Exchanges {
                 (why, mismatch)
             }
         };
-        self.diverged.push(Verdict {
-            server: self.server.clone(),
-            mismatch: Some(mismatch),
-            ..Verdict::default()
-        });
+        self.diverged.push(mismatch);
         let mut line = error_line(id, DIVERGED_CODE, &why);
         line.pop();
         line
@@ -239,7 +235,9 @@ impl Exchanges {
     }
 
     /// The verdicts: one per recorded connection an exchange was used from (its unused
-    /// exchanges are leftovers), one per divergence.
+    /// exchanges are leftovers), and one for the divergences, if any (the first its
+    /// mismatch, the others its problems: a report directory keeps one verdict per
+    /// connection, and divergences belong to none).
     pub fn verdicts(&self) -> Vec<Verdict> {
         let mut out: Vec<Verdict> = Vec::new();
         for (c, conn) in self.conns.iter().enumerate().filter(|(_, c)| c.used) {
@@ -260,7 +258,22 @@ impl Exchanges {
                 ..Verdict::default()
             });
         }
-        out.extend(self.diverged.iter().cloned());
+        if let Some((first, rest)) = self.diverged.split_first() {
+            out.push(Verdict {
+                server: self.server.clone(),
+                mismatch: Some(first.clone()),
+                problems: rest
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "also diverged: no recorded stateless request matches {}",
+                            m.got
+                        )
+                    })
+                    .collect(),
+                ..Verdict::default()
+            });
+        }
         out
     }
 }

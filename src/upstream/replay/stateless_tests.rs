@@ -107,10 +107,13 @@ fn a_request_nothing_matches_diverges_naming_the_closest() {
     assert_eq!(err["error"]["code"], DIVERGED_CODE);
     let text = err["error"]["message"].as_str().expect("text");
     assert!(text.contains("tape line 8"), "{text}");
+    let again = other.replace(r#""id":3"#, r#""id":9"#);
+    assert_eq!(all.answer(&live(&again)).len(), 1);
     let verdicts = all.verdicts();
-    assert_eq!(verdicts.len(), 1);
+    assert_eq!(verdicts.len(), 1, "one verdict for every divergence");
     assert!(!verdicts[0].ok());
     assert_eq!(verdicts[0].mismatch.as_ref().and_then(|m| m.line), Some(8));
+    assert_eq!(verdicts[0].problems.len(), 1, "{:?}", verdicts[0].problems);
     // A notification asks nothing.
     let note = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
     assert!(all.answer(&live(note)).is_empty());
