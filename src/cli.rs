@@ -151,7 +151,10 @@ pub struct Proxy {
     /// A session's GET carries what the server sends outside requests (event ids,
     /// Last-Event-ID resumption; one per session: a second gets 409).
     /// Runs until SIGTERM/SIGINT/SIGHUP, then deletes the open sessions' upstream
-    /// sessions, waiting at most 5 s (a second signal stops the wait).
+    /// sessions, waiting at most 5 s (a second signal stops the wait). A sessionless
+    /// request of the 2026-07-28 revision (its MCP-Protocol-Version header or body
+    /// `_meta` says so) is served on its own: forwarded and recorded as a connection of
+    /// its own, or matched alone against the tape's stateless exchanges.
     #[arg(long, value_name = "PORT|ADDR", conflicts_with = "command", value_parser = listen_addr)]
     pub listen: Option<std::net::SocketAddr>,
     /// A header for every request to --url (repeatable): `--header 'Authorization: Bearer …'`.

@@ -32,7 +32,10 @@
 //!
 //! `tape/` is the file format (one serialiser for lifecycle entries), the shared-append
 //! writer and the readers; `framing` and `message` cut and classify lines without changing
-//! a byte; `matcher` normalizes and compares for replay and verify; `redact/` keeps
+//! a byte; `era` tells the two protocol eras apart (a session opened by `initialize`, or
+//! sessionless 2026-07-28 requests, `resultType`, multi-round-trip retries), for the HTTP
+//! front, the replay of sessionless requests (`upstream/replay/stateless.rs`), verify and
+//! `call`; `matcher` normalizes and compares for replay and verify; `redact/` keeps
 //! secrets off tapes; `mode` decides record or replay from flags and the environment (our
 //! own or the nearest ancestor's); `process` owns child processes; `term` escapes what a
 //! terminal would obey; `cmd/` holds one file per subcommand, each returning an
@@ -48,6 +51,7 @@ mod config;
 mod depth;
 mod downstream;
 mod duration;
+mod era;
 mod error;
 mod framing;
 mod ids;

@@ -456,7 +456,7 @@ impl cli::Call {
         let conversation = self.client.conversation(server);
         let output = self.output;
         conversation.run(async |session: &mut Session| {
-            initialized(&session.initialize().await?, server)?;
+            initialized(&session.connect().await?, server)?;
             let params = serde_json::json!({"name": tool, "arguments": args});
             // Progress is for people: JSON and raw output keep stderr for errors.
             session.show_progress(output == Output::Text);

@@ -45,6 +45,7 @@ impl cli::Verify {
             timeout: self.timeout,
             max_line: MAX_LINE_BYTES,
             match_meta: self.match_meta,
+            chains: verify::Chains::default(),
         };
         let read_only = verify::read_only_tools(&tape, &server);
         let target = self.target()?;
@@ -209,6 +210,8 @@ fn play(
         );
         found.broken |= run.broken;
     }
+    // A multi-round-trip call whose retry the tape does not hold is still reported.
+    found.outcomes.extend(opts.chains.unfinished());
     runtime.shutdown_background();
     Ok(found)
 }

@@ -10,6 +10,7 @@
 //! than `ping` gets a method-not-found error. Progress and log notifications go to stderr.
 //! A request the upstream refused (an HTTP failure) is answered with the JSON-RPC error a
 //! stdio client would get ([`http::error_for`]), shown to the layers as the server's.
+//! Over HTTP (and in replay) it probes for the stateless revision first ([`era`]).
 
 use serde_json::{Value, json};
 
@@ -64,6 +65,9 @@ pub struct Session {
     /// Progress notifications go to stderr (for people; off for machine output).
     show_progress: bool,
     notices: Notices,
+    /// The `_meta` every request carries once the server spoke the stateless revision
+    /// ([`era`]): its protocol version, client info and capabilities.
+    envelope: Option<Value>,
 }
 
 impl Session {
@@ -108,6 +112,7 @@ impl Session {
             next_id: 0,
             show_progress: true,
             notices: Notices::Stderr,
+            envelope: None,
         }
     }
 
@@ -212,6 +217,7 @@ impl Session {
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Reply, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
+        let params = self.enveloped(params);
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await?;
         let want = id.to_string();
@@ -311,6 +317,8 @@ impl Session {
         self.link.close(reason).await
     }
 }
+
+mod era;
 
 #[cfg(test)]
 mod tests;

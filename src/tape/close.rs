@@ -46,10 +46,13 @@ pub enum CloseReason {
     StartFailed(String),
     /// Any other words (a newer writer's), kept as written.
     Other(String),
+    /// `exchange done`: a sessionless (2026-07-28) request of the HTTP front was answered
+    /// (or its client went away); the exchange was its own connection.
+    ExchangeDone,
 }
 
 /// The reasons written as fixed words, for reading them back.
-const FIXED: [CloseReason; 7] = [
+const FIXED: [CloseReason; 8] = [
     CloseReason::ServerExited,
     CloseReason::ClientClosedStdin,
     CloseReason::ClientStoppedReading,
@@ -57,6 +60,7 @@ const FIXED: [CloseReason; 7] = [
     CloseReason::ClientDone,
     CloseReason::ClientFailed,
     CloseReason::ClientTimeout,
+    CloseReason::ExchangeDone,
 ];
 
 impl CloseReason {
@@ -82,6 +86,7 @@ impl CloseReason {
             CloseReason::ClientTimeout => "timeout",
             CloseReason::StartFailed(error) => error,
             CloseReason::Other(words) => words,
+            CloseReason::ExchangeDone => "exchange done",
         })
     }
 

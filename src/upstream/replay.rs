@@ -34,6 +34,7 @@ mod diverge;
 mod ends;
 mod facts;
 mod link;
+pub mod stateless;
 mod steps;
 mod streams;
 

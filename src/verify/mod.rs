@@ -34,6 +34,7 @@ mod compare;
 mod player;
 
 pub use compare::{Class, Played};
+pub use player::mrtr::Chains;
 pub use player::run_connection;
 
 /// What verifying one connection found.
@@ -60,6 +61,8 @@ pub struct Options {
     pub max_line: usize,
     /// Compare `result._meta` too (`--match-meta`); left out by default.
     pub match_meta: bool,
+    /// The run's multi-round-trip chains, shared by its connections.
+    pub chains: player::mrtr::Chains,
 }
 
 /// The tools the tape's recorded `tools/list` answers mark `readOnlyHint: true`.

@@ -145,19 +145,20 @@ impl<L: Link> Player<'_, L> {
         let msg = &entry.message;
         let recorded = recorded_answer(msg, rest);
         let mut played = to_play(conn, entry, recorded);
+        let recorded_msg = recorded.map(|e| &e.message);
         if let Some(why) = &self.gone {
             played.class = Class::NotPlayed;
             played.reason = Some(why.clone());
-            self.run.outcomes.push(played);
+            self.done(played, msg, recorded_msg, None);
             return;
         }
         if let Some(why) = played.tool.as_deref().and_then(|t| self.skip(t)) {
             played.class = Class::Skipped;
             played.reason = Some(why);
-            self.run.outcomes.push(played);
+            self.done(played, msg, recorded_msg, None);
             return;
         }
-        if self.link.send(msg.clone()).await.is_err() {
+        if self.link.send(self.opts.chains.to_send(msg)).await.is_err() {
             self.gone = Some(format!(
                 "not played: the server stopped reading before tape line {}",
                 entry.line
@@ -167,15 +168,19 @@ impl<L: Link> Player<'_, L> {
             // A server that is gone broke the run, whether it went before it read or
             // before it answered (which of the two depends on timing).
             self.run.broken = true;
-            self.run.outcomes.push(played);
+            self.done(played, msg, recorded_msg, None);
             return;
         }
         let want = msg.id().unwrap_or("null").to_owned();
         let live = tokio::time::timeout(self.opts.timeout, self.answer(entry.line, &want)).await;
         let initialize = played.method == "initialize";
+        let mut answered = None;
         match live {
             Ok(Some(live)) if initialize => self.initialized(&live),
-            Ok(Some(live)) => self.classify(&mut played, recorded, &live, used),
+            Ok(Some(live)) => {
+                self.classify(&mut played, recorded, &live, used);
+                answered = Some(live);
+            }
             Ok(None) => {
                 played.class = Class::NewError;
                 played.reason = Some("the server exited instead of answering".into());
@@ -194,6 +199,20 @@ impl<L: Link> Player<'_, L> {
             }
         }
         if !initialize {
+            self.done(played, msg, recorded_msg, answered.as_ref());
+        }
+    }
+
+    /// Reports a request played (with its recorded and live answers): now, or with the
+    /// rest of its multi-round-trip chain ([`mrtr::Chains::round`]).
+    fn done(
+        &mut self,
+        played: Played,
+        msg: &Message,
+        recorded: Option<&Message>,
+        live: Option<&Message>,
+    ) {
+        if let Some(played) = self.opts.chains.round(played, msg, recorded, live) {
             self.run.outcomes.push(played);
         }
     }
@@ -315,8 +334,10 @@ impl<L: Link> Player<'_, L> {
             return;
         };
         let match_meta = self.opts.match_meta;
-        let recorded = matcher::without_result_meta(comparable(&recorded.message), match_meta);
-        let live = matcher::without_result_meta(comparable(live), match_meta);
+        let recorded_msg = &recorded.message;
+        let mut recorded = matcher::without_result_meta(comparable(recorded_msg), match_meta);
+        let mut live = matcher::without_result_meta(comparable(live), match_meta);
+        mrtr::without_state(recorded_msg, &mut recorded, &mut live);
         let (class, diffs) = compare(&recorded, &live, &self.opts.ignore, used);
         played.class = class;
         played.differences = diffs;
@@ -374,6 +395,8 @@ fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played
         live: None,
     }
 }
+
+pub mod mrtr;
 
 #[cfg(test)]
 mod tests;

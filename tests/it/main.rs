@@ -21,6 +21,7 @@ mod redact;
 mod redact_gaps;
 mod replay;
 mod replay_edges;
+mod stateless;
 mod support;
 mod tapes;
 mod term;

@@ -53,7 +53,9 @@ pub enum Rejection {
     /// A body that is not one JSON-RPC message.
     #[error("the body is not a JSON-RPC message")]
     NotJsonRpc,
-    /// No `Mcp-Session-Id` on a request other than `initialize`.
+    /// No `Mcp-Session-Id` on a request other than `initialize` that names no protocol
+    /// version of the stateless revision either (those are served on their own:
+    /// [`crate::downstream::front::stateless`]).
     #[error("Mcp-Session-Id is required after initialize")]
     SessionRequired,
     /// An `Mcp-Session-Id` the front does not know: never given, deleted, or expired

@@ -1,7 +1,8 @@
 //! The hyper handler of the front: one HTTP request in, one answer out.
 //!
 //! It checks the request ([`crate::downstream::front::guard`]), finds its session (or starts one for an
-//! `initialize` without a session id), hands the message to the session's task, and
+//! `initialize` without a session id, or one of its own for a sessionless stateless
+//! request: [`crate::downstream::front::stateless`]), hands the message to the session's task, and
 //! answers: `202 Accepted` for a notification or an answer; for a request, an SSE stream
 //! that starts with the first item routed to it, or the upstream's status when it refused
 //! the request. `GET` opens the session's GET stream ([`super::get`]). `DELETE` ends the
@@ -48,6 +49,11 @@ pub async fn handle(
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let version = req
+        .headers()
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     if req.method() == Method::DELETE {
         return Ok(match session_id.and_then(|id| front.remove(&id)) {
             Some(session) => {
@@ -76,6 +82,12 @@ pub async fn handle(
     if !msg.is_object() {
         return Ok(Rejection::NotJsonRpc.response());
     }
+    if session_id.is_none() && super::stateless::is_stateless(&msg, version.as_deref()) {
+        return Ok(match front.open_exchange(&msg, version.as_deref()) {
+            Ok(exchange) => post(None, &exchange, msg).await,
+            Err((status, why)) => full(status, format!("mcptape: {why}\n")),
+        });
+    }
     let (id, session) = match session_id {
         Some(id) => match front.get(&id) {
             Some(session) => (id, session),
@@ -87,15 +99,20 @@ pub async fn handle(
         },
         None => return Ok(Rejection::SessionRequired.response()),
     };
-    Ok(post(&id, &session, msg).await)
+    Ok(post(Some(&id), &session, msg).await)
 }
 
-/// Hands `msg` to `session` and answers for it.
-async fn post(id: &str, session: &SessionHandle, msg: Message) -> Response<Body> {
+/// Hands `msg` to `session` (HTTP session `id`; none for a sessionless exchange, which
+/// ends with its answer) and answers for it.
+async fn post(id: Option<&str>, session: &SessionHandle, msg: Message) -> Response<Body> {
     let busy = session.activity().hold();
     let live = msg.id().filter(|_| msg.kind() == Kind::Request);
     let Some(live) = live.map(str::to_owned) else {
-        if !session.post(msg, None) {
+        let posted = session.post(msg, None);
+        if id.is_none() {
+            session.end(CloseReason::ExchangeDone);
+        }
+        if !posted {
             return Rejection::NoSession.response();
         }
         return full(StatusCode::ACCEPTED, "");
@@ -107,6 +124,7 @@ async fn post(id: &str, session: &SessionHandle, msg: Message) -> Response<Body>
     let watch = Watch {
         session: session.clone(),
         id: Some(live),
+        exchange: id.is_none(),
     };
     let first = match rx.recv().await {
         Some(Item::Refused(error)) => return refused(error),
@@ -166,10 +184,12 @@ impl Answers {
     }
 }
 
-/// Tells the session when a request's stream is dropped before it ended.
+/// Tells the session when a request's stream is dropped before it ended; ends a
+/// sessionless exchange when its stream is over either way.
 struct Watch {
     session: SessionHandle,
     id: Option<String>,
+    exchange: bool,
 }
 
 impl Drop for Watch {
@@ -177,11 +197,15 @@ impl Drop for Watch {
         if let Some(id) = self.id.take() {
             self.session.cancelled(id);
         }
+        if self.exchange {
+            self.session.end(CloseReason::ExchangeDone);
+        }
     }
 }
 
-/// The SSE answer to a request: `first`, then what else is routed to it.
-fn stream(id: &str, first: Option<Bytes>, answers: Answers) -> Response<Body> {
+/// The SSE answer to a request: `first`, then what else is routed to it; with the
+/// session's id, when there is a session.
+fn stream(id: Option<&str>, first: Option<Bytes>, answers: Answers) -> Response<Body> {
     let first = futures_util::stream::iter(first.map(|e| Ok::<_, Infallible>(Frame::data(e))));
     let rest = futures_util::stream::unfold(answers, |mut answers| async move {
         let event = answers.next().await?;
@@ -199,7 +223,7 @@ fn stream(id: &str, first: Option<Bytes>, answers: Answers) -> Response<Body> {
         "cache-control",
         hyper::header::HeaderValue::from_static("no-cache"),
     );
-    if let Ok(v) = hyper::header::HeaderValue::from_str(id) {
+    if let Some(Ok(v)) = id.map(hyper::header::HeaderValue::from_str) {
         headers.insert("mcp-session-id", v);
     }
     resp

@@ -8,6 +8,8 @@
 //! and ends after the response; a POSTed notification or response gets `202 Accepted`.
 //! `GET` opens the session's GET stream, for what the server sends outside any request
 //! ([`get`]). `DELETE` ends the session.
+//! A sessionless request of the stateless revision (2026-07-28) is an exchange of its
+//! own, a session that ends with it ([`stateless`]).
 //!
 //! Parts, one role each:
 //! - [`accept`]: the accept loop — connections, the idle [`crate::downstream::front::idle::Reaper`], and the
@@ -50,6 +52,7 @@ pub mod idle;
 pub mod listen;
 pub mod session;
 pub mod state;
+pub mod stateless;
 
 pub use state::{Front, Served, Source};
 
@@ -124,6 +127,7 @@ where
         tasks: Mutex::new(JoinSet::new()),
         ended: Mutex::new(Vec::new()),
         give_up: tokio::sync::watch::Sender::new(false),
+        stateless: stateless::Stateless::default(),
     });
     let Stop(rest) = accept::run(listener, Arc::clone(&front), shutdown).await;
     Ok(front.finish(END_GRACE, rest).await)

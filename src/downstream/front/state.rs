@@ -74,6 +74,8 @@ pub struct Front {
     pub(super) ended: Mutex<Vec<Ended>>,
     /// Said once the wait for the sessions' links to close is over ([`session::GiveUp`]).
     pub(super) give_up: tokio::sync::watch::Sender<bool>,
+    /// Sessionless (2026-07-28) requests' shared replay state ([`super::stateless`]).
+    pub(super) stateless: super::stateless::Stateless,
 }
 
 impl Front {
@@ -104,6 +106,18 @@ impl Front {
         let (session, task) = self
             .start()
             .map_err(|e| (StatusCode::BAD_GATEWAY, crate::error::chain(&e)))?;
+        self.admit(&id, &session, task);
+        Ok((id, session))
+    }
+
+    /// Keeps a started session: its task awaited at the end, its handle under `id` (so
+    /// that the idle reaper and the front's stop reach it).
+    pub(super) fn admit(
+        &self,
+        id: &str,
+        session: &SessionHandle,
+        task: tokio::task::JoinHandle<Ended>,
+    ) {
         if let Ok(mut tasks) = self.tasks.lock() {
             while let Some(done) = tasks.try_join_next() {
                 self.keep(done.unwrap_or_default());
@@ -113,9 +127,8 @@ impl Front {
         if let Ok(mut sessions) = self.sessions.lock() {
             // Sessions that ended on their own (a 404, a refused initialize) go now.
             sessions.retain(|_, s| !s.is_over());
-            sessions.insert(id.clone(), session.clone());
+            sessions.insert(id.to_owned(), session.clone());
         }
-        Ok((id, session))
     }
 
     /// Starts a session's task over the link its source gives.
@@ -187,7 +200,7 @@ impl Front {
         }
     }
 
-    fn keep_error(&self, why: String) {
+    pub(super) fn keep_error(&self, why: String) {
         self.keep(Ended {
             verdict: None,
             tape_error: Some(why),
@@ -245,6 +258,7 @@ impl Front {
             served.verdicts.extend(e.verdict);
             served.tape_errors.extend(e.tape_error);
         }
+        served.verdicts.extend(self.stateless.verdicts());
         served
     }
 }

@@ -266,6 +266,7 @@ fn front_of(source: Source) -> Front {
         tasks: Mutex::new(JoinSet::new()),
         ended: Mutex::new(Vec::new()),
         give_up: tokio::sync::watch::Sender::new(false),
+        stateless: Default::default(),
     }
 }
 

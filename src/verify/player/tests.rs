@@ -74,6 +74,7 @@ fn options() -> Options {
         timeout: Duration::from_secs(30),
         max_line: 1 << 20,
         match_meta: false,
+        chains: Default::default(),
     }
 }
 

@@ -1,0 +1,342 @@
+//! Replay of sessionless (2026-07-28) requests: each is matched on its own.
+//!
+//! A stateless request has no connection state to claim, so it is not given a recorded
+//! connection ([`crate::upstream::pick`]); it is matched against every **exchange** of
+//! the server the tape holds: a client request of a connection recorded without an
+//! `initialize` (one exchange per connection when the HTTP front recorded it, a sequence
+//! of them when the stdio front did), with its recorded answer and the server messages
+//! tied to it — progress for its token, and, in a connection that holds that exchange
+//! alone, whatever else was recorded before the answer (its stream's messages).
+//!
+//! The live request gets the first unused exchange whose request matches (the replay's
+//! [`Matcher`], `_meta` ignored), else the last used one that matches again; its
+//! recorded messages go out with the live id and progress token. A multi-round-trip
+//! retry carries the `requestState` the replay gave, so it matches as recorded. No match
+//! is a divergence: the client gets [`DIVERGED_CODE`] naming the closest recorded
+//! request, and the verdicts ([`Exchanges::verdicts`]) say so. Each recorded connection
+//! any exchange was used from has a verdict; its exchanges never used are leftovers.
+//!
+//! [`StatelessLink`] is the [`Link`] of one such request: what the front's session task
+//! drives, like any other link. It never ends the exchanges' state: they are shared by
+//! every sessionless request of the front.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use crate::error::{LinkError, Result};
+use crate::matcher::{self, Matcher};
+use crate::message::{self, Kind, Message};
+use crate::tape::close::CloseReason;
+use crate::tape::{Direction, ServerTape};
+use crate::upstream::replay::{DIVERGED_CODE, Options, error_line, summary};
+use crate::upstream::{Closed, Incoming, Link};
+use crate::verdict::{Leftover, Mismatch, Verdict};
+
+/// Where a request names its progress token.
+const TOKEN: [&str; 3] = ["params", "_meta", "progressToken"];
+
+/// One recorded stateless request and what came back for it.
+#[derive(Debug)]
+struct Exchange {
+    /// Index of its recorded connection in [`Exchanges::conns`].
+    conn: usize,
+    line: usize,
+    request: Message,
+    /// What went to the client for it, in recorded order, the answer last.
+    given: Vec<Message>,
+    used: bool,
+}
+
+/// A recorded connection exchanges come from.
+#[derive(Debug)]
+struct Conn {
+    id: String,
+    first_line: usize,
+    used: bool,
+}
+
+/// Every stateless exchange of one server in a tape, and what the live requests used.
+#[derive(Debug)]
+pub struct Exchanges {
+    server: String,
+    matcher: Matcher,
+    conns: Vec<Conn>,
+    list: Vec<Exchange>,
+    /// The last exchange used, for a request that matches none unused.
+    last: Option<usize>,
+    /// Client messages matched, recorded messages given.
+    matched: usize,
+    answered: usize,
+    /// The divergences, in order.
+    diverged: Vec<Mismatch>,
+}
+
+/// The exchanges, shared by the front's sessionless requests.
+pub type Shared = Arc<Mutex<Exchanges>>;
+
+impl Exchanges {
+    /// The stateless exchanges of `tape`'s server.
+    pub fn of(tape: &ServerTape, opts: &Options) -> Exchanges {
+        let mut all = Exchanges {
+            server: tape.server.clone(),
+            matcher: opts.matcher.clone(),
+            conns: Vec::new(),
+            list: Vec::new(),
+            last: None,
+            matched: 0,
+            answered: 0,
+            diverged: Vec::new(),
+        };
+        for i in 0..tape.len() {
+            let (t, conn) = tape.connection(i);
+            let entries: Vec<_> = conn.entries.iter().map(|&e| &t.entries[e]).collect();
+            let sends = || entries.iter().filter(|e| e.meta.dir == Direction::Send);
+            if sends().any(|e| e.message.method() == Some("initialize")) {
+                continue;
+            }
+            let requests = sends()
+                .filter(|e| e.message.kind() == Kind::Request)
+                .count();
+            if requests == 0 {
+                continue;
+            }
+            let index = all.conns.len();
+            all.conns.push(Conn {
+                id: conn.id.clone(),
+                first_line: entries.first().map_or(0, |e| e.line),
+                used: false,
+            });
+            for (at, e) in entries.iter().enumerate() {
+                if e.meta.dir != Direction::Send || e.message.kind() != Kind::Request {
+                    continue;
+                }
+                let id = e.message.id();
+                let token = message::raw_member(e.message.text(), &TOKEN);
+                let mut given = Vec::new();
+                for r in entries[at + 1..]
+                    .iter()
+                    .filter(|r| r.meta.dir == Direction::Recv)
+                {
+                    let m = &r.message;
+                    if matches!(m.kind(), Kind::Response | Kind::Error) {
+                        if m.id() == id {
+                            given.push(m.clone());
+                            break;
+                        }
+                        continue;
+                    }
+                    let progress = m.method() == Some("notifications/progress");
+                    let its_token = token.is_some()
+                        && message::raw_member(m.text(), &["params", "progressToken"]) == token;
+                    if (progress && its_token) || (!progress && requests == 1) {
+                        given.push(m.clone());
+                    }
+                }
+                all.list.push(Exchange {
+                    conn: index,
+                    line: e.line,
+                    request: e.message.clone(),
+                    given,
+                    used: false,
+                });
+            }
+        }
+        all
+    }
+
+    /// What the client gets for the live message `live`: the recorded messages of the
+    /// exchange it matches, rewritten for it, or the divergence error. A notification or
+    /// an answer gets nothing (nothing is owed for it).
+    pub fn answer(&mut self, live: &Message) -> Vec<Vec<u8>> {
+        let Some(id) = live.id().filter(|_| live.kind() == Kind::Request) else {
+            return Vec::new();
+        };
+        let fits = |e: &Exchange| self.matcher.matches(&e.request, live);
+        let unused = self.list.iter().position(|e| !e.used && fits(e));
+        let again = self.last.filter(|&l| fits(&self.list[l]));
+        let again = again.or_else(|| self.list.iter().rposition(|e| e.used && fits(e)));
+        let Some(i) = unused.or(again) else {
+            return vec![self.diverge(live, id)];
+        };
+        self.matched += 1;
+        self.last = Some(i);
+        let exchange = &mut self.list[i];
+        exchange.used = true;
+        self.conns[exchange.conn].used = true;
+        let token = message::raw_member(live.text(), &TOKEN);
+        let out: Vec<Vec<u8>> = exchange
+            .given
+            .iter()
+            .map(|m| rewrite(m, id, token))
+            .collect();
+        self.answered += out.len();
+        out
+    }
+
+    /// The divergence of `live` (request `id`): its verdict kept, its error given.
+    fn diverge(&mut self, live: &Message, id: &str) -> Vec<u8> {
+        let got = summary(live);
+        let closest = self.closest(live);
+        let (why, mismatch) = match closest {
+            Some(e) => {
+                let want = summary(&e.request);
+                let why = format!(
+                    "mcptape replay of server `{}`: no recorded stateless request matches {got}; the closest is {want} (tape line {})",
+                    self.server, e.line
+                );
+                let diff = matcher::diff(
+                    &self.matcher.normalize(&e.request),
+                    &self.matcher.normalize(live),
+                    &format!("closest (tape line {})", e.line),
+                    "got",
+                );
+                let mismatch = Mismatch {
+                    line: Some(e.line),
+                    expected: want,
+                    got,
+                    diff,
+                    later_line: None,
+                };
+                (why, mismatch)
+            }
+            None => {
+                let why = format!(
+                    "mcptape replay of server `{}`: the tape holds no stateless request, got {got}",
+                    self.server
+                );
+                let mismatch = Mismatch {
+                    line: None,
+                    expected: "a recorded stateless request".into(),
+                    got,
+                    diff: String::new(),
+                    later_line: None,
+                };
+                (why, mismatch)
+            }
+        };
+        self.diverged.push(mismatch);
+        let mut line = error_line(id, DIVERGED_CODE, &why);
+        line.pop();
+        line
+    }
+
+    /// The recorded request most like `live`: the same method and name, else the same
+    /// method, else the first.
+    fn closest(&self, live: &Message) -> Option<&Exchange> {
+        let name =
+            |m: &Message| message::raw_member(m.text(), &["params", "name"]).map(str::to_owned);
+        let same_method = |e: &&Exchange| e.request.method() == live.method();
+        self.list
+            .iter()
+            .filter(same_method)
+            .find(|e| name(&e.request) == name(live))
+            .or_else(|| self.list.iter().find(same_method))
+            .or_else(|| self.list.first())
+    }
+
+    /// The verdicts: one per recorded connection an exchange was used from (its unused
+    /// exchanges are leftovers), and one for the divergences, if any (the first its
+    /// mismatch, the others its problems: a report directory keeps one verdict per
+    /// connection, and divergences belong to none).
+    pub fn verdicts(&self) -> Vec<Verdict> {
+        let mut out: Vec<Verdict> = Vec::new();
+        for (c, conn) in self.conns.iter().enumerate().filter(|(_, c)| c.used) {
+            let mine = || self.list.iter().filter(move |e| e.conn == c);
+            out.push(Verdict {
+                server: self.server.clone(),
+                conn: Some(conn.id.clone()),
+                matched: mine().filter(|e| e.used).count(),
+                answered: mine().filter(|e| e.used).map(|e| e.given.len()).sum(),
+                leftovers: mine()
+                    .filter(|e| !e.used)
+                    .map(|e| Leftover {
+                        line: e.line,
+                        summary: summary(&e.request),
+                    })
+                    .collect(),
+                first_line: Some(conn.first_line),
+                ..Verdict::default()
+            });
+        }
+        if let Some((first, rest)) = self.diverged.split_first() {
+            out.push(Verdict {
+                server: self.server.clone(),
+                mismatch: Some(first.clone()),
+                problems: rest
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "also diverged: no recorded stateless request matches {}",
+                            m.got
+                        )
+                    })
+                    .collect(),
+                ..Verdict::default()
+            });
+        }
+        out
+    }
+}
+
+/// A recorded message for the live request `id` with progress token `token`.
+fn rewrite(recorded: &Message, id: &str, token: Option<&str>) -> Vec<u8> {
+    if matches!(recorded.kind(), Kind::Response | Kind::Error) {
+        return recorded
+            .with_id(id)
+            .unwrap_or_else(|| recorded.text().to_owned())
+            .into_bytes();
+    }
+    let path = ["params", "progressToken"];
+    let text = recorded.text();
+    match token {
+        Some(live) if recorded.method() == Some("notifications/progress") => {
+            message::replace_member(text, &path, live).unwrap_or_else(|| text.to_owned())
+        }
+        _ => text.to_owned(),
+    }
+    .into_bytes()
+}
+
+/// One sessionless request replayed: the shared exchanges, and what it is owed.
+pub struct StatelessLink {
+    shared: Shared,
+    queue: VecDeque<Message>,
+}
+
+impl StatelessLink {
+    /// A link over the front's `shared` exchanges.
+    pub fn new(shared: Shared) -> StatelessLink {
+        StatelessLink {
+            shared,
+            queue: VecDeque::new(),
+        }
+    }
+}
+
+impl Link for StatelessLink {
+    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
+        let out = match self.shared.lock() {
+            Ok(mut all) => all.answer(&msg),
+            Err(_) => Vec::new(),
+        };
+        self.queue.extend(out.into_iter().map(Message::new));
+        Ok(())
+    }
+
+    async fn next(&mut self) -> Option<Incoming> {
+        match self.queue.pop_front() {
+            Some(m) => Some(Incoming::Message(m)),
+            // Nothing is owed until the client says more.
+            None => std::future::pending().await,
+        }
+    }
+
+    async fn close(self, _reason: CloseReason) -> Result<Closed> {
+        // The verdicts are the shared exchanges', taken once when the front stops.
+        Ok(Closed::Remote)
+    }
+}
+
+#[cfg(test)]
+#[path = "stateless_tests.rs"]
+mod tests;

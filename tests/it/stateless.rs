@@ -1,0 +1,353 @@
+//! The stateless revision (2026-07-28) through the HTTP front and verify, against the
+//! real Python SDK 2.3: its client in `auto` mode (`tests/peers/py_modern_client.py`)
+//! and its server (`tests/peers/py_modern_server.py`), which speaks both eras.
+//! Sessionless requests are forwarded and recorded one connection each, replayed each on
+//! its own, verified clean against a fresh server (whose sealed `requestState` differs),
+//! and cancelled by closing their stream.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::Value;
+
+use crate::http::Front;
+use crate::support::*;
+
+/// The Python SDK's modern server on a loopback port, its stderr lines readable.
+struct ModernServer {
+    child: Child,
+    url: String,
+    lines: mpsc::Receiver<String>,
+}
+
+impl ModernServer {
+    fn start() -> ModernServer {
+        let mut child = Command::new(python())
+            .arg(peer("py_modern_server.py"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the modern server");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut server = ModernServer {
+            child,
+            url: String::new(),
+            lines,
+        };
+        let said = server.wait_for("listening on port ");
+        let port: u16 = said
+            .rsplit(' ')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the modern server said `{said}`, not a port"));
+        server.url = format!("http://127.0.0.1:{port}/mcp");
+        server
+    }
+
+    /// The first line of its stderr (from now on) that has `needle`, within the deadline.
+    fn wait_for(&self, needle: &str) -> String {
+        let until = std::time::Instant::now() + DEADLINE;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(_) => panic!("the modern server did not say `{needle}` on stderr"),
+            }
+        }
+    }
+}
+
+impl Drop for ModernServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The modern client's run against `target` (a URL, or a stdio command line): its steps.
+fn client(env: &Env, target: &[String]) -> Vec<Value> {
+    let mut cmd = env.cmd(python());
+    cmd.arg(peer("py_modern_client.py")).arg("--").args(target);
+    steps(&run(cmd))
+}
+
+fn steps(out: &std::process::Output) -> Vec<Value> {
+    assert!(out.status.success(), "{}", text(out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON step"))
+        .collect()
+}
+
+/// The client's steps as a run of the stateless revision gives them.
+fn assert_modern(steps: &[Value], what: &str) {
+    assert_eq!(
+        steps[0]["protocolVersion"], "2026-07-28",
+        "{what}: the client spoke the stateless revision: {steps:?}"
+    );
+    let confirmed = steps
+        .iter()
+        .find(|s| s["tool"] == "confirm")
+        .unwrap_or_else(|| panic!("{what}: no confirm step: {steps:?}"));
+    assert_eq!(
+        confirmed["result"]["content"][0]["text"], "confirmed tape",
+        "{what}: the multi-round-trip call ended"
+    );
+}
+
+/// `verify TAPE --allow-writes --url URL`: its report, asserted clean.
+fn assert_verifies_clean(env: &Env, tape: &str, url: &str) {
+    let out = run(env.mcptape(["verify", tape, "--allow-writes", "--url", url]));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        report.contains(": 5 same, 0 changed") && !report.contains("error"),
+        "discover, tools/list, echo, add and the confirm chain as one call: {report}"
+    );
+}
+
+#[test]
+fn the_http_front_forwards_records_replays_and_verifies_sessionless_requests() {
+    let env = Env::new();
+    let tape = env.path("front.ndjson").display().to_string();
+    let server = ModernServer::start();
+    let front = Front::start_as(&env, "py", &["--url", &server.url, "--record", &tape]);
+    let recorded = client(&env, std::slice::from_ref(&front.url));
+    assert!(front.stop().success());
+    assert_modern(&recorded, "through the front");
+
+    // Each exchange is a connection of its own: start, the request, its answer, close.
+    let entries = tape_entries(std::path::Path::new(&tape));
+    assert!(
+        lifecycle(&entries, "$http/session").is_empty(),
+        "no session"
+    );
+    // Exchanges overlap in the tape (one's close may come after the next one's start).
+    let mut conns: Vec<&str> = Vec::new();
+    for conn in entries.iter().filter_map(|e| e["_meta"]["conn"].as_str()) {
+        if !conns.contains(&conn) {
+            conns.push(conn);
+        }
+    }
+    assert_eq!(
+        conns.len(),
+        6,
+        "discover, list, echo, add, confirm and its retry"
+    );
+    for conn in &conns {
+        let mine: Vec<&Value> = entries
+            .iter()
+            .filter(|e| e["_meta"]["conn"] == *conn)
+            .collect();
+        let dirs: Vec<&str> = mine
+            .iter()
+            .map(|e| e["_meta"]["dir"].as_str().unwrap_or("?"))
+            .collect();
+        assert_eq!(dirs, ["lifecycle", "send", "recv", "lifecycle"], "{mine:?}");
+        assert_eq!(mine[0]["params"]["front"], "http");
+        assert_eq!(mine[3]["params"]["reason"], "exchange done");
+        assert_eq!(mine[1]["id"], mine[2]["id"]);
+    }
+    drop(server);
+
+    let front = Front::start_as(&env, "py", &["--replay", &tape]);
+    let replayed = client(&env, std::slice::from_ref(&front.url));
+    assert!(front.stop().success(), "every exchange replayed, none left");
+    assert_eq!(replayed, recorded, "the replay answers as the server did");
+
+    // A fresh server seals its requestState with another key: the retry goes with its.
+    let fresh = ModernServer::start();
+    assert_verifies_clean(&env, &tape, &fresh.url);
+}
+
+#[test]
+fn a_stateless_connection_recorded_through_the_stdio_front_replays_through_the_http_front() {
+    let env = Env::new();
+    let tape = env.path("stdio.ndjson").display().to_string();
+    let server = ModernServer::start();
+    let proxy = [
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "py".into(),
+        "--url".into(),
+        server.url.clone(),
+    ];
+    let mut record = env.mcptape(["record", &tape, "--", &python()]);
+    record
+        .arg(peer("py_modern_client.py"))
+        .arg("--")
+        .args(&proxy);
+    let recorded = steps(&run(record));
+    assert_modern(&recorded, "through the stdio front");
+    drop(server);
+
+    let front = Front::start_as(&env, "py", &["--replay", &tape]);
+    let replayed = client(&env, std::slice::from_ref(&front.url));
+    assert!(front.stop().success(), "every exchange replayed, none left");
+    assert_eq!(replayed, recorded);
+
+    let fresh = ModernServer::start();
+    assert_verifies_clean(&env, &tape, &fresh.url);
+}
+
+/// One POST to the front at `url`: the status line and the body.
+fn post(url: &str, headers: &str, body: &str) -> (String, String) {
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut s = std::net::TcpStream::connect(authority).expect("connect to the front");
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    let status = answer.lines().next().unwrap_or("").to_owned();
+    (status, answer)
+}
+
+const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[test]
+fn in_replay_a_sessionless_request_is_matched_on_its_own_or_diverges() {
+    let env = Env::new();
+    let tape = env.path("t.ndjson");
+    let line = |conn: &str, dir: &str, msg: &str| {
+        let meta = format!(
+            r#""_meta":{{"dir":"{dir}","server":"py","ts":"2026-07-28T00:00:00.000Z","conn":"{conn}"}}}}"#
+        );
+        format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
+    };
+    let list =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
+    let listed = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete"}}"#;
+    std::fs::write(&tape, line("a", "send", &list) + &line("a", "recv", listed)).expect("tape");
+    let front = Front::start_as(&env, "py", &["--replay", &tape.display().to_string()]);
+
+    // Another id, another _meta: matched on its own, answered with the live id.
+    let live = list
+        .replace(r#""id":1"#, r#""id":"q""#)
+        .replace("{}}", r#"{"x":{}}}"#);
+    let (status, body) = post(&front.url, "", &live);
+    assert!(status.contains("200"), "{body}");
+    assert!(
+        body.contains(r#"data: {"jsonrpc":"2.0","id":"q","result":{"tools":[]"#),
+        "{body}"
+    );
+    assert!(
+        !body.to_ascii_lowercase().contains("mcp-session-id"),
+        "no session"
+    );
+    // A stateless notification: accepted.
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":1,"progress":1,{MODERN_META}}}}}"#
+    );
+    let (status, body) = post(&front.url, "", &note);
+    assert!(status.contains("202"), "{body}");
+    // Without a version, a sessionless request still needs a session.
+    let legacy = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let (status, body) = post(&front.url, "", legacy);
+    assert!(status.contains("400"), "{body}");
+    // The header alone makes it stateless; nothing recorded matches this one.
+    let call =
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#;
+    let (status, body) = post(&front.url, "MCP-Protocol-Version: 2026-07-28\r\n", call);
+    assert!(status.contains("200"), "{body}");
+    assert!(
+        body.contains("-32090") && body.contains("the closest is tools/list"),
+        "{body}"
+    );
+    assert_eq!(
+        front.stop().code(),
+        Some(3),
+        "the divergence fails the replay"
+    );
+}
+
+#[test]
+fn a_sessionless_request_whose_client_closes_its_stream_is_cancelled_and_recorded() {
+    let env = Env::new();
+    let tape = env.path("c.ndjson");
+    let server = ModernServer::start();
+    let front = Front::start_as(
+        &env,
+        "py",
+        &[
+            "--url",
+            &server.url,
+            "--record",
+            &tape.display().to_string(),
+        ],
+    );
+    let authority = front
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"wait","arguments":{{"seconds":120}},{MODERN_META}}}}}"#
+    );
+    let mut s = std::net::TcpStream::connect(&authority).expect("connect");
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    server.wait_for("wait started");
+    drop(s);
+    server.wait_for("wait cancelled");
+    assert!(front.stop().success());
+    let entries = tape_entries(&tape);
+    let cancelled = lifecycle(&entries, "$http/cancelled");
+    assert_eq!(cancelled.len(), 1, "{entries:?}");
+    let close = lifecycle(&entries, "$transport/close");
+    assert_eq!(close.len(), 1);
+    assert_eq!(close[0]["params"]["reason"], "exchange done");
+    assert_eq!(close[0]["_meta"]["conn"], cancelled[0]["_meta"]["conn"]);
+}
+
+#[test]
+fn call_speaks_the_stateless_revision_when_the_server_offers_it_and_replays_it() {
+    let env = Env::new();
+    let server = ModernServer::start();
+    let config = format!(
+        r#"{{"mcpServers":{{"py":{{"type":"http","url":"{}"}}}}}}"#,
+        server.url
+    );
+    std::fs::write(env.path(".mcp.json"), config).expect("config");
+    let tape = env.path("call.ndjson").display().to_string();
+    let recorded = run(env.mcptape(["call", "py.echo", "message=hi", "--record", &tape]));
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    assert!(
+        String::from_utf8_lossy(&recorded.stdout).starts_with("hi\n"),
+        "{}",
+        text(&recorded)
+    );
+    let sends = tape_messages(std::path::Path::new(&tape), "send");
+    let methods: Vec<Value> = sends
+        .iter()
+        .map(|s| serde_json::from_str::<Value>(s).expect("json")["method"].clone())
+        .collect();
+    assert_eq!(methods, ["server/discover", "tools/call"], "no initialize");
+    let call: Value = serde_json::from_str(&sends[1]).expect("json");
+    assert_eq!(
+        call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    drop(server);
+
+    let replayed = run(env.mcptape(["call", "py.echo", "message=hi", "--replay", &tape]));
+    assert!(replayed.status.success(), "{}", text(&replayed));
+    assert_eq!(replayed.stdout, recorded.stdout);
+}
