@@ -6,7 +6,7 @@
 //! same is clean; verify changed is flagged), one test each:
 //! `matrix::ROW::CHECK`.
 //!
-//! Slow rows (the Inspector CLI starts a Node process per call; rmcp over HTTP) are
+//! Slow rows (the Inspector CLI starts a Node process per call) are
 //! `#[ignore = "slow: …"]`: `cargo test --locked --test it -- --ignored matrix` runs them.
 //! Cells that fail for a known mcptape defect of issue 13 are `#[ignore = "issue 13: …"]`
 //! with the cause, written as they should pass.
@@ -72,6 +72,7 @@ cells!(py_pinned_fastmcp_stdio {
     verify_changed_is_flagged,
 });
 cells!(py_auto_fastmcp_http {
+    #[ignore = "issue 13: stateless HTTP front: auto's sessionless server/discover probe gets 400 (Mcp-Session-Id is required), so through the front the client falls back to 2025-11-25 (direct: 2026-07-28)"]
     recorded_equals_direct,
     replay_equals_recorded,
     verify_same_is_clean,
@@ -84,9 +85,13 @@ cells!(py_legacy_fastmcp_http {
     verify_changed_is_flagged,
 });
 cells!(py_pinned_fastmcp_http {
+    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     recorded_equals_direct,
+    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     replay_equals_recorded,
+    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_same_is_clean,
+    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_changed_is_flagged,
 });
 cells!(ts_filesystem {
@@ -110,7 +115,7 @@ cells!(ts_everything {
 cells!(inspector_legacy_everything {
     #[ignore = "slow: the Inspector CLI starts Node per call"]
     recorded_equals_direct,
-    #[ignore = "slow: the Inspector CLI starts Node per call"]
+    #[ignore = "issue 13: causal replay: server-everything's timer-driven roots/list, recorded after the last answer and never answered (the CLI had hung up), is replayed while the CLI is still connected; its answer {\"roots\":[]} is then a divergence (`expected nothing more`)"]
     replay_equals_recorded,
     #[ignore = "slow: the Inspector CLI starts Node per call"]
     verify_same_is_clean,
@@ -118,13 +123,13 @@ cells!(inspector_legacy_everything {
     verify_changed_is_flagged,
 });
 cells!(inspector_modern_everything {
-    #[ignore = "slow: the Inspector CLI starts Node per call"]
+    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
     recorded_equals_direct,
-    #[ignore = "slow: the Inspector CLI starts Node per call"]
+    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
     replay_equals_recorded,
-    #[ignore = "slow: the Inspector CLI starts Node per call"]
+    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
     verify_same_is_clean,
-    #[ignore = "slow: the Inspector CLI starts Node per call"]
+    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
     verify_changed_is_flagged,
 });
 cells!(inspector_modern_fastmcp {
@@ -144,13 +149,9 @@ cells!(rmcp_stdio {
     verify_changed_is_flagged,
 });
 cells!(rmcp_http {
-    #[ignore = "slow: rmcp over Streamable HTTP"]
     recorded_equals_direct,
-    #[ignore = "slow: rmcp over Streamable HTTP"]
     replay_equals_recorded,
-    #[ignore = "slow: rmcp over Streamable HTTP"]
     verify_same_is_clean,
-    #[ignore = "slow: rmcp over Streamable HTTP"]
     verify_changed_is_flagged,
 });
 cells!(call_fastmcp_http {

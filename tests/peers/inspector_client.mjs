@@ -6,7 +6,7 @@
 //     node inspector_client.mjs ERA [--call TOOL JSON_ARGS]... -- CMD [ARGS...] | URL
 //
 // ERA is the Inspector's --protocol-era (legacy, modern or auto). It runs
-// `mcp-inspector --cli --protocol-era ERA --format json -q TARGET --method tools/list`,
+// `mcp-inspector --cli --protocol-era ERA --format json -q --method tools/list -- TARGET`,
 // then one `--method tools/call --tool-name TOOL --tool-args-json JSON` per call, each
 // invocation its own connection (the Inspector CLI does one method per run), and prints
 // one compact JSON line per invocation:
@@ -40,7 +40,9 @@ function parse(argv) {
 function invoke(era, target, method) {
   const out = spawnSync(
     inspector,
-    ["--cli", "--protocol-era", era, "--format", "json", "-q", ...target, "--method", ...method],
+    // The target goes after `--`: a proxy's own options (`--server NAME`) are not the
+    // Inspector's.
+    ["--cli", "--protocol-era", era, "--format", "json", "-q", "--method", ...method, "--", ...target],
     { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
   );
   const text = out.status === 0 ? out.stdout : out.stderr || out.stdout;

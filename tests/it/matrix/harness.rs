@@ -105,10 +105,13 @@ pub(crate) struct Row {
     pub(crate) upstream: Upstream,
     /// Turns the world into the changed server's before verify-changed (rewrites a file);
     /// `None` when the changed command or launch alone is the change.
-    pub(crate) change: Option<Box<dyn Fn(&Env)>>,
+    pub(crate) change: Option<Change>,
     /// The tool whose answer the change changes.
     pub(crate) changed_tool: &'static str,
 }
+
+/// What turns a row's world into the changed server's.
+pub(crate) type Change = Box<dyn Fn(&Env)>;
 
 /// A row builder: rows may put fixtures in the test's env.
 pub(crate) type Build = fn(&Env) -> Row;
@@ -192,11 +195,21 @@ fn verify(env: &Env, row: &Row, changed: bool) -> Output {
     let tape = tape(env);
     let mut cmd = env.mcptape(["verify", &tape, "--allow-writes"]);
     match &row.upstream {
-        Upstream::Stdio { same, changed: other } => {
+        Upstream::Stdio {
+            same,
+            changed: other,
+        } => {
             let argv = if changed { other } else { same };
             run(cmd.arg("--").args(argv))
         }
-        Upstream::Http { same, changed: other } | Upstream::Ambient { same, changed: other } => {
+        Upstream::Http {
+            same,
+            changed: other,
+        }
+        | Upstream::Ambient {
+            same,
+            changed: other,
+        } => {
             let server = if changed { other } else { same }.start();
             run(cmd.args(["--url", &server.url]))
         }
@@ -250,7 +263,11 @@ pub(crate) fn replay_equals_recorded(build: Build) {
             run(env.mcptape(["replay", &tape, "--"]).args(&argv))
         }
     };
-    assert!(replayed.status.success(), "the replayed run: {}", text(&replayed));
+    assert!(
+        replayed.status.success(),
+        "the replayed run: {}",
+        text(&replayed)
+    );
     similar_asserts::assert_eq!(out_text(&recorded), out_text(&replayed));
 }
 
@@ -263,7 +280,9 @@ pub(crate) fn verify_same_is_clean(build: Build) {
     let report = out_text(&out);
     assert!(out.status.success(), "verify, same server: {}", text(&out));
     assert!(
-        report.contains(" same, 0 changed") && !report.contains("skipped") && !report.contains("error"),
+        report.contains(" same, 0 changed")
+            && !report.contains("skipped")
+            && !report.contains("error"),
         "verify, same server: {}",
         text(&out)
     );
@@ -279,7 +298,16 @@ pub(crate) fn verify_changed_is_flagged(build: Build) {
     }
     let out = verify(&env, &row, true);
     let report = out_text(&out);
-    assert_eq!(out.status.code(), Some(1), "verify, changed server: {}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "verify, changed server: {}",
+        text(&out)
+    );
     let flagged = format!("changed    tools/call {}", row.changed_tool);
-    assert!(report.contains(&flagged), "verify, changed server: {}", text(&out));
+    assert!(
+        report.contains(&flagged),
+        "verify, changed server: {}",
+        text(&out)
+    );
 }

@@ -288,7 +288,10 @@ pub(crate) fn ts_filesystem(env: &Env) -> Row {
         server: "filesystem",
         client: typescript_client(calls(&[
             ("read_text_file", json!({"path": file})),
-            ("get_file_info", json!({"path": dir.join("missing").display().to_string()})),
+            (
+                "get_file_info",
+                json!({"path": dir.join("missing").display().to_string()}),
+            ),
         ])),
         upstream: Upstream::Stdio {
             same: argv.clone(),
