@@ -142,16 +142,32 @@ cells!(inspector_modern_fastmcp {
     #[ignore = "slow: the Inspector CLI starts Node per call"]
     verify_changed_is_flagged,
 });
-cells!(rmcp_stdio {
+cells!(rmcp_legacy_stdio {
     recorded_equals_direct,
     replay_equals_recorded,
     verify_same_is_clean,
     verify_changed_is_flagged,
 });
-cells!(rmcp_http {
+cells!(rmcp_modern_stdio {
     recorded_equals_direct,
     replay_equals_recorded,
     verify_same_is_clean,
+    verify_changed_is_flagged,
+});
+cells!(rmcp_legacy_http {
+    recorded_equals_direct,
+    replay_equals_recorded,
+    verify_same_is_clean,
+    verify_changed_is_flagged,
+});
+cells!(rmcp_modern_http {
+    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
+    recorded_equals_direct,
+    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
+    replay_equals_recorded,
+    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
+    verify_same_is_clean,
+    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_changed_is_flagged,
 });
 cells!(call_fastmcp_http {

@@ -88,14 +88,15 @@ fn rmcp_bin(name: &str) -> String {
     bin
 }
 
-fn rmcp_client() -> super::harness::ClientArgv {
-    Box::new(|_, t| match t {
+/// The rmcp client in ERA: `legacy` (initialize) or `modern` (server/discover, 2026-07-28).
+fn rmcp_client(era: &'static str) -> super::harness::ClientArgv {
+    Box::new(move |_, t| match t {
         Target::Cmd(argv) => {
-            let mut out = vec![rmcp_bin("rmcp-client"), s("--")];
+            let mut out = vec![rmcp_bin("rmcp-client"), s(era), s("--")];
             out.extend(argv.iter().cloned());
             out
         }
-        Target::Url(url) => vec![rmcp_bin("rmcp-client"), url.clone()],
+        Target::Url(url) => vec![rmcp_bin("rmcp-client"), s(era), url.clone()],
     })
 }
 
@@ -377,13 +378,13 @@ pub(crate) fn inspector_modern_fastmcp(_: &Env) -> Row {
     }
 }
 
-pub(crate) fn rmcp_stdio(_: &Env) -> Row {
+fn rmcp_stdio(era: &'static str) -> Row {
     let server = vec![rmcp_bin("rmcp-server"), s("stdio")];
     let mut changed = vec![s("env"), s("RMCP_PEER_CHANGED=1")];
     changed.extend(server.iter().cloned());
     Row {
         server: "rmcp",
-        client: rmcp_client(),
+        client: rmcp_client(era),
         upstream: Upstream::Stdio {
             same: server,
             changed,
@@ -393,10 +394,10 @@ pub(crate) fn rmcp_stdio(_: &Env) -> Row {
     }
 }
 
-pub(crate) fn rmcp_http(_: &Env) -> Row {
+fn rmcp_http(era: &'static str) -> Row {
     Row {
         server: "rmcp",
-        client: rmcp_client(),
+        client: rmcp_client(era),
         upstream: Upstream::Http {
             same: rmcp_launch(false),
             changed: rmcp_launch(true),
@@ -404,6 +405,19 @@ pub(crate) fn rmcp_http(_: &Env) -> Row {
         change: None,
         changed_tool: "echo",
     }
+}
+
+pub(crate) fn rmcp_legacy_stdio(_: &Env) -> Row {
+    rmcp_stdio("legacy")
+}
+pub(crate) fn rmcp_modern_stdio(_: &Env) -> Row {
+    rmcp_stdio("modern")
+}
+pub(crate) fn rmcp_legacy_http(_: &Env) -> Row {
+    rmcp_http("legacy")
+}
+pub(crate) fn rmcp_modern_http(_: &Env) -> Row {
+    rmcp_http("modern")
 }
 
 pub(crate) fn call_fastmcp_http(_: &Env) -> Row {
