@@ -15,6 +15,7 @@ mod http_limits;
 mod lifecycle;
 mod line_mode;
 mod loaders;
+mod matrix;
 mod meta;
 mod record;
 mod redact;
