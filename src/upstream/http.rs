@@ -146,7 +146,7 @@ impl Remote {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .body(msg.bytes());
-        req = self.common_headers(req, body_version(msg).as_deref());
+        req = self.common_headers(req, crate::era::body_version(msg).as_deref());
         // The stateless protocol (2026-07-28) routes on headers that repeat the body;
         // earlier servers ignore them.
         if let Some(method) = msg.method() {
@@ -294,19 +294,6 @@ impl Remote {
             let _ = tokio::time::timeout(DRAIN_GRACE, req.send()).await;
         }
     }
-}
-
-/// The protocol version a message names in its body: a stateless (2026-07-28) request
-/// carries it in `params._meta["io.modelcontextprotocol/protocolVersion"]`, and the
-/// `MCP-Protocol-Version` header must say the same. Only a plain token is taken.
-fn body_version(msg: &Message) -> Option<String> {
-    let raw = crate::message::raw_member(
-        msg.text(),
-        &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
-    )?;
-    serde_json::from_str::<String>(raw)
-        .ok()
-        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
 }
 
 /// The `Mcp-Name` of a message: the tool or prompt named, or the resource's URI, when it
