@@ -10,9 +10,9 @@
 //! - [`client`]: the built-in client behind `call` and `tools`; verify's player is
 //!   [`crate::verify`].
 
+pub mod apart;
 pub mod client;
 pub mod front;
 pub mod pump;
 pub mod relay;
 pub mod stdio;
-pub mod apart;

@@ -15,6 +15,7 @@ mod lifecycle;
 mod line_mode;
 mod loaders;
 mod meta;
+mod progress;
 mod record;
 mod redact;
 mod redact_gaps;

@@ -12,7 +12,8 @@ use crate::downstream::apart::{Backlog, Spacing};
 
 const PROGRESS: &str = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":3,"total":3}}"#;
 const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
-const LOG: &str = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+const LOG: &str =
+    r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
 
 /// Reads once from `client` (waiting for something to read).
 async fn read_once(client: &UnixStream) -> String {
