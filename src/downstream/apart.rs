@@ -21,7 +21,9 @@
 //! stdio pipes are), for at most [`SEPARATE_READ_WAIT`]: a client that does not read
 //! meanwhile gets the answer anyway. Nothing else waits: requests, answers after answers,
 //! notifications after notifications go out as they come, and a terminal or a file has no
-//! backlog to wait for.
+//! backlog to wait for (nor has a descriptor the kernel will not answer about: the two
+//! queries are Linux's). While the pump waits it reads nothing else: a shutdown is seen
+//! when the wait ends, at most [`SEPARATE_READ_WAIT`] later.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
