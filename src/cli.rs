@@ -202,7 +202,9 @@ pub struct Matching {
     /// concurrent requests in varying order.
     #[arg(long)]
     pub unordered: bool,
-    /// Keep the recorded delays between the server's messages.
+    /// Keep the recorded delays between the server's messages. Progress needs no pacing:
+    /// with or without it, an answer that follows a notification is written once the
+    /// client has read the notification (at most 200 ms later).
     #[arg(long)]
     pub pace: bool,
     /// Compare `params._meta` (and a client answer's `result._meta`) too. By default

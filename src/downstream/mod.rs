@@ -4,11 +4,13 @@
 //! - [`pump`]: the stdio pump, our stdin/stdout line by line (the `proxy` without
 //!   `--listen`, over a remote, the replay engine, or a child in line mode);
 //!   [`relay`]: its fast path for a child, bytes as they come; [`stdio`]: our stdin and
-//!   stdout as async streams.
+//!   stdout as async streams; [`apart`]: both hold an answer back until the client has
+//!   read the notification just before it.
 //! - [`front`]: the HTTP front, one task per session.
 //! - [`client`]: the built-in client behind `call` and `tools`; verify's player is
 //!   [`crate::verify`].
 
+pub mod apart;
 pub mod client;
 pub mod front;
 pub mod pump;

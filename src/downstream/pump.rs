@@ -2,12 +2,13 @@
 //!
 //! One `select!` loop owns the connection: the client's lines go to [`Link::send`] as
 //! they are read, what [`Link::next`] gives is written to the client one write per
-//! line, and `shutdown` (a future the caller passes: our signals, or a test's trigger)
-//! ends it. When the client closes its side the link is told ([`Link::end_input`]) and
-//! the pump goes on writing what it is still owed until the link says it is done; a
-//! shutdown likewise ([`Link::interrupt`]: a child gets the signal and what it writes
-//! before it exits still reaches the client). Then the link is closed with the reason the
-//! pump saw. A message a layer holds (waiting for a decision) never holds off a shutdown.
+//! line (an answer right after a notification once the client has read the
+//! notification: [`crate::downstream::apart`]), and `shutdown` (a future the caller
+//! passes: our signals, or a test's trigger) ends it. When the client closes its side the
+//! link is told ([`Link::end_input`]) and the pump goes on writing what it is still owed
+//! until the link says it is done; a shutdown likewise ([`Link::interrupt`]: a child gets
+//! the signal and what it writes before it exits still reaches the client). Then the link
+//! is closed with the reason the pump saw. A message a layer holds (waiting for a decision) never holds off a shutdown.
 //!
 //! This is the stdio proxy's path for a remote server (`--url`), for replay, and for a
 //! child server when a layer must read messages before they are forwarded. A child with
@@ -19,6 +20,7 @@ use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 
+use crate::downstream::apart::{Backlog, Spacing};
 use crate::error::Result;
 use crate::framing::{Frame, LineCodec, LongLine};
 use crate::message::Message;
@@ -32,7 +34,8 @@ pub async fn stdio<L: Link>(link: L, max_line: usize) -> Result<Pumped> {
     let mut signals = crate::process::Signals::new()?;
     let shutdown = async move { CloseReason::Signal(signals.recv().await) };
     let (input, output) = (super::stdio::stdin(), super::stdio::stdout());
-    serve(link, input, output, max_line, shutdown).await
+    let spacing = Spacing::new(Backlog::stdout());
+    serve_spaced(link, input, output, spacing, max_line, shutdown).await
 }
 
 /// What the pump ended with.
@@ -59,9 +62,9 @@ enum State {
 /// Drives `link` from `input`/`output` until the client or the upstream is gone, or
 /// `shutdown` resolves; then closes it.
 pub async fn serve<L, R, W, S>(
-    mut link: L,
+    link: L,
     input: R,
-    mut output: W,
+    output: W,
     max_line: usize,
     shutdown: S,
 ) -> Result<Pumped>
@@ -71,10 +74,33 @@ where
     W: AsyncWrite + Unpin,
     S: Future<Output = CloseReason>,
 {
+    serve_spaced(link, input, output, Spacing::default(), max_line, shutdown).await
+}
+
+/// [`serve`], writing an answer that follows a notification only once the client has
+/// read the notification, as `spacing` tells ([`crate::downstream::apart`]).
+pub async fn serve_spaced<L, R, W, S>(
+    mut link: L,
+    input: R,
+    mut output: W,
+    mut spacing: Spacing,
+    max_line: usize,
+    shutdown: S,
+) -> Result<Pumped>
+where
+    L: Link,
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    S: Future<Output = CloseReason>,
+{
+    let mut out = Out {
+        output: &mut output,
+        buf: Vec::new(),
+        spacing: &mut spacing,
+    };
     let mut input = FramedRead::with_capacity(input, LineCodec::new(max_line), READ_BUFFER_BYTES);
     let mut shutdown = std::pin::pin!(shutdown);
     let mut long = LongLine::default();
-    let mut buf = Vec::new();
     let mut state = State::Open;
     let reason = loop {
         state = match state {
@@ -84,7 +110,7 @@ where
                 reason = &mut shutdown => interrupt(&mut link, reason).await,
                 // What the upstream gives goes out before more is read: a client is
                 // answered line by line, as it asked.
-                incoming = link.next() => deliver(incoming, &mut output, &mut buf, State::Open).await,
+                incoming = link.next() => deliver(incoming, &mut out, State::Open).await,
                 frame = input.next() => match frame {
                     Some(Ok(Frame::Line(line))) => {
                         let end = crate::framing::content(&line).len();
@@ -121,13 +147,13 @@ where
                 reason = &mut shutdown => interrupt(&mut link, reason).await,
                 incoming = link.next() => match incoming {
                     None => State::Done(CloseReason::ClientClosedStdin),
-                    some => deliver(some, &mut output, &mut buf, State::Draining).await,
+                    some => deliver(some, &mut out, State::Draining).await,
                 },
             },
             // The shutdown has resolved: it is not polled again.
             State::Interrupted(reason) => match link.next().await {
                 None => State::Done(reason),
-                some => match deliver(some, &mut output, &mut buf, State::Open).await {
+                some => match deliver(some, &mut out, State::Open).await {
                     State::Done(_) => State::Done(reason),
                     _ => State::Interrupted(reason),
                 },
@@ -147,23 +173,33 @@ async fn interrupt<L: Link>(link: &mut L, reason: CloseReason) -> State {
     }
 }
 
+/// Where the pump writes: the client's side, a buffer for one line, and the spacing.
+struct Out<'a, W> {
+    output: &'a mut W,
+    buf: Vec<u8>,
+    spacing: &'a mut Spacing,
+}
+
 /// Writes what the upstream gave to the client: the state to go on in, or why it ends.
 async fn deliver<W: AsyncWrite + Unpin>(
     incoming: Option<Incoming>,
-    output: &mut W,
-    buf: &mut Vec<u8>,
+    out: &mut Out<'_, W>,
     going: State,
 ) -> State {
-    let line = match incoming {
+    let (line, msg) = match incoming {
         None => return State::Done(CloseReason::ServerExited),
-        Some(Incoming::Message(msg)) => msg.bytes(),
+        Some(Incoming::Message(msg)) => (msg.bytes(), msg),
         // A remote's refusals reach the pump as the JSON-RPC errors the client is given:
         // its callers put `upstream::refusals::Refusals` beneath their layers, so that
         // the tap records what the client got. No other upstream refuses.
         Some(Incoming::Refused { .. }) => return going,
         Some(Incoming::Event(_)) => return going,
     };
+    // An answer right after a notification waits for the client to read the
+    // notification: the TypeScript SDK drops progress that shares a read with its answer.
+    out.spacing.before(msg.kind()).await;
     // One write per line: a client that reads a line at a time sees whole lines.
+    let (output, buf) = (&mut *out.output, &mut out.buf);
     buf.clear();
     buf.extend_from_slice(&line);
     buf.push(b'\n');

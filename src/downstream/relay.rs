@@ -3,7 +3,9 @@
 //!
 //! One `select!` loop owns the connection: the two directions run as tasks of a
 //! single-threaded runtime, and the loop watches them, the child, and signals. Each
-//! direction copies what it reads at once, whole lines or not, and only then cuts it into
+//! direction copies what it reads at once, whole lines or not (the server's side cut only
+//! before an answer that follows a notification, which waits for the client to have read
+//! the notification: [`crate::downstream::apart`]), and only then cuts it into
 //! lines for the layers ([`Layers::watch`]), with no await between a chunk's forward and
 //! its lines being shown, which keeps the tape in wire order. Only watching layers are
 //! driven this way (none [`reads_first`](crate::layer::Layer::reads_first)). After each
@@ -18,10 +20,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::BytesMut;
 use nix::sys::signal::Signal;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::task::JoinHandle;
 use tokio_util::codec::Decoder;
 
+use crate::downstream::apart::{Backlog, Spacing};
 use crate::downstream::stdio;
 use crate::duration::sleep_until;
 use crate::error::{ProcessError, Result};
@@ -108,6 +111,7 @@ async fn pump<R, W>(
     layers: Option<Shared>,
     max_line: usize,
     progress: Arc<Progress>,
+    mut spacing: Spacing,
 ) -> PumpEnd
 where
     R: AsyncRead + Unpin,
@@ -132,7 +136,7 @@ where
         let chunk = buf.split();
         progress.steps.fetch_add(1, Ordering::Relaxed);
         progress.writing.store(true, Ordering::Relaxed);
-        let written = dst.write_all(&chunk).await.is_ok() && dst.flush().await.is_ok();
+        let written = spacing.write_chunk(&mut dst, &chunk).await.is_ok();
         progress.writing.store(false, Ordering::Relaxed);
         progress.steps.fetch_add(1, Ordering::Relaxed);
         if !written {
@@ -186,6 +190,7 @@ pub async fn relay(argv: &[String], mut layers: Layers, max_line: usize) -> Resu
         shared.clone(),
         max_line,
         Arc::default(),
+        Spacing::default(),
     ));
     let down_progress = Arc::new(Progress::default());
     let down = tokio::spawn(pump(
@@ -195,6 +200,7 @@ pub async fn relay(argv: &[String], mut layers: Layers, max_line: usize) -> Resu
         shared.clone(),
         max_line,
         Arc::clone(&down_progress),
+        Spacing::new(Backlog::stdout()),
     ));
     let mut pumps = Pumps {
         up,
@@ -299,3 +305,6 @@ fn wait_result(status: std::io::Result<ExitStatus>, command: &str) -> Result<Exi
         .into()
     })
 }
+
+#[cfg(test)]
+mod tests;

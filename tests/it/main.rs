@@ -17,6 +17,7 @@ mod line_mode;
 mod loaders;
 mod matrix;
 mod meta;
+mod progress;
 mod record;
 mod redact;
 mod redact_gaps;
