@@ -286,6 +286,7 @@ fn refuse(text: &[u8], problem: &str) -> Vec<Out> {
             delay: std::time::Duration::ZERO,
             immediate: true,
             line: error_line(id, DIVERGED_CODE, &format!("mcptape replay: {problem}")),
+            hold: None,
         }],
         _ => Vec::new(),
     }
