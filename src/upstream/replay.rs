@@ -491,3 +491,6 @@ impl Replay {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod causal_tests;
