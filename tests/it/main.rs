@@ -26,3 +26,4 @@ mod term;
 mod torn;
 mod verify;
 mod verify_empty;
+mod causal;

@@ -1,0 +1,78 @@
+//! Replay follows causality, not recorded timing (issue 13), with real peers: the Python
+//! SDK client's concurrent calls, whose number of `tools/list` varies from run to run
+//! (j); and verify sending a recorded cancel at its recorded point (h).
+
+use crate::support::*;
+
+/// Ten concurrent calls from the Python SDK client, behind `mcptape proxy`.
+fn concurrent(env: &Env, verb: &str) -> std::process::Output {
+    run(env
+        .mcptape([verb, "j", "--", &python(), &peer("py_concurrent.py"), "--"])
+        .args(proxy_argv("s", &[example_server()])))
+}
+
+#[test]
+fn concurrent_calls_replay_however_many_listings_the_client_sends() {
+    let env = Env::new();
+    let out = concurrent(&env, "record");
+    assert!(out.status.success(), "{}", text(&out));
+    let listings = tape_messages(&env.tape("j"), "send")
+        .iter()
+        .filter(|m| m.contains(r#""method":"tools/list""#))
+        .count();
+    assert!(listings >= 1, "the SDK lists the tools to validate answers");
+    for run in 0..10 {
+        let out = concurrent(&env, "replay");
+        assert!(out.status.success(), "replay {run}: {}", text(&out));
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            printed.contains(r#"{"call": 9, "text": "Echo: call 9"}"#),
+            "replay {run}: {printed}"
+        );
+    }
+}
+
+/// A recorded connection with the example server: a `slow` call the client cancelled
+/// 100 ms in, answered `-32800` after the cancel (as FastMCP does), then an `echo`.
+const CANCELLED_TAPE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}},"_meta":{"dir":"send","server":"s","conn":"c-1","ts":"2026-12-01T10:00:00.000Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"mcptape-example","version":"0.1.0"}},"_meta":{"dir":"recv","server":"s","conn":"c-1","ts":"2026-12-01T10:00:00.010Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized","_meta":{"dir":"send","server":"s","conn":"c-1","ts":"2026-12-01T10:00:00.020Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"ms":4000}},"_meta":{"dir":"send","server":"s","conn":"c-1","ts":"2026-12-01T10:00:01.000Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"the user gave up"},"_meta":{"dir":"send","server":"s","conn":"c-1","ts":"2026-12-01T10:00:01.100Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"},"_meta":{"dir":"recv","server":"s","conn":"c-1","ts":"2026-12-01T10:00:01.101Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"after"}},"_meta":{"dir":"send","server":"s","conn":"c-1","ts":"2026-12-01T10:00:02.000Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Echo: after"}]},"_meta":{"dir":"recv","server":"s","conn":"c-1","ts":"2026-12-01T10:00:02.001Z"}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"reason":"client closed"},"_meta":{"dir":"lifecycle","server":"s","conn":"c-1","ts":"2026-12-01T10:00:02.010Z"}}"#,
+    "\n",
+);
+
+#[test]
+fn verify_cancels_a_cancelled_call_at_its_recorded_point() {
+    let env = Env::new();
+    let tape = env.path("cancelled.ndjson");
+    std::fs::write(&tape, CANCELLED_TAPE).expect("write the tape");
+    let out = run(env
+        .mcptape(["verify"])
+        .arg(&tape)
+        .args(["--allow-writes", "--"])
+        .arg(example_server()));
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(report.contains("1 same, 0 changed"), "{report}");
+    assert!(
+        report.contains("cancelled  tools/call slow (tape line 4)"),
+        "{report}"
+    );
+    assert!(report.contains("cancelled at its recorded point, 100 ms"), "{report}");
+    // No answer within the grace: the example server sleeps on; its late answer to the
+    // cancelled id is dropped, and the echo after it is the same.
+}
