@@ -368,7 +368,9 @@ impl Replay {
             let answers: Vec<usize> = (c..self.steps.len())
                 .filter(|&j| {
                     let s = &self.steps[j];
-                    s.dir == Direction::Recv && s.optional && s.message.id().map(str::to_owned) == id
+                    s.dir == Direction::Recv
+                        && s.optional
+                        && s.message.id().map(str::to_owned) == id
                 })
                 .collect();
             for j in answers {

@@ -54,7 +54,11 @@ fn concurrent_calls_through_the_http_front_replay_ten_times_in_a_row() {
     for run in 0..10 {
         let front = Front::start(&env, &["--replay", &tape]);
         let replayed = client(&front.url);
-        assert!(replayed.status.success(), "replay {run}: {}", text(&replayed));
+        assert!(
+            replayed.status.success(),
+            "replay {run}: {}",
+            text(&replayed)
+        );
         assert_eq!(replayed.stdout, recorded.stdout, "replay {run}");
         assert!(front.stop().success(), "replay {run}: the verdict is clean");
     }
@@ -100,7 +104,10 @@ fn verify_cancels_a_cancelled_call_at_its_recorded_point() {
         report.contains("cancelled  tools/call slow (tape line 4)"),
         "{report}"
     );
-    assert!(report.contains("cancelled at its recorded point, 100 ms"), "{report}");
+    assert!(
+        report.contains("cancelled at its recorded point, 100 ms"),
+        "{report}"
+    );
     // No answer within the grace: the example server sleeps on; its late answer to the
     // cancelled id is dropped, and the echo after it is the same.
 }

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod call;
+mod causal;
 mod claude;
 mod deep;
 mod exit;
@@ -26,4 +27,3 @@ mod term;
 mod torn;
 mod verify;
 mod verify_empty;
-mod causal;

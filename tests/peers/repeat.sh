@@ -15,6 +15,7 @@ export MCPTAPE_HOME=$WORK/home
 
 # Starts the front with ARGS, waits for its `listening on URL` line, sets URL and PID.
 front() {
+  rm -f "$WORK/front.err"
   "$BIN" proxy --server s --listen 127.0.0.1:0 "$@" 2>"$WORK/front.err" &
   PID=$!
   URL=

@@ -93,7 +93,8 @@ fn an_unsolicited_server_request_answered_late_is_not_demanded_before_the_next_r
 fn an_answer_recorded_after_the_cancel_waits_for_the_cancel() {
     // i: FastMCP answered the cancelled call with -32800 after the client's cancel.
     let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#;
-    let cancelled = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
+    let cancelled =
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
     let t = whole(&[
         ("send", INIT, 0),
         ("recv", INIT_OK, 5),
@@ -126,8 +127,16 @@ fn unanswered_roots() -> Tape {
         ("send", INIT, 0),
         ("recv", INIT_OK, 5),
         ("send", INITIALIZED, 10),
-        ("send", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, 11),
-        ("recv", r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#, 12),
+        (
+            "send",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            11,
+        ),
+        (
+            "recv",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#,
+            12,
+        ),
         ("recv", ROOTS, 360),
     ])
 }
@@ -167,7 +176,11 @@ fn skip_unanswered_never_gives_such_a_request() {
     assert_eq!(out.len(), 1, "the listing's answer, not the roots request");
     let v = r.finish();
     assert!(v.ok(), "{}", v.describe());
-    assert!(v.notes.iter().any(|n| n.contains("not given")), "{:?}", v.notes);
+    assert!(
+        v.notes.iter().any(|n| n.contains("not given")),
+        "{:?}",
+        v.notes
+    );
 }
 
 /// j: two concurrent calls; the Python SDK listed tools once per answer that missed its

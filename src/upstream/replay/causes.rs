@@ -61,6 +61,8 @@ impl Causes {
         // Recorded id → the latest client request sent with it.
         let mut sent: HashMap<&str, usize> = HashMap::new();
         let mut last_client: Option<usize> = None;
+        // The client's answers to server requests so far: (step, the request it answers).
+        let mut client_answers: Vec<(usize, usize)> = Vec::new();
         for (i, s) in steps.iter().enumerate() {
             let msg = &s.message;
             if s.dir == Direction::Send {
@@ -82,19 +84,28 @@ impl Causes {
                 if !s.optional {
                     last_client = Some(i);
                 }
+                if let Some(asked) = pairs.request_of(i) {
+                    client_answers.push((i, asked));
+                }
                 continue;
             }
             let mut after = Vec::new();
             match tied(s, i, pairs, &token_of) {
                 Some(req) => {
                     after.push(req);
-                    after.extend(last_tied.insert(req, i));
+                    let previous = last_tied.insert(req, i);
+                    after.extend(previous);
                     after.extend(cancel_of.get(&req).copied());
-                    // The client's answers to server requests asked since this request.
-                    after.extend((req + 1..i).filter(|&j| {
-                        steps[j].dir == Direction::Send
-                            && pairs.request_of(j).is_some_and(|asked| asked > req)
-                    }));
+                    // The client's answers to server requests asked since this request
+                    // (since the previous tied message: it waits for those before).
+                    let since = previous.unwrap_or(req);
+                    let from = client_answers.partition_point(|&(j, _)| j <= since);
+                    after.extend(
+                        client_answers[from..]
+                            .iter()
+                            .filter(|&&(_, asked)| asked > req)
+                            .map(|&(j, _)| j),
+                    );
                 }
                 None => {
                     after.extend(last_client);

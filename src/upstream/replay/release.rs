@@ -10,7 +10,14 @@ impl Replay {
     pub(super) fn happened(&mut self, i: usize) {
         self.steps[i].done = true;
         self.causes.happened(i);
-        while self.pos < self.steps.len() && self.steps[self.pos].done {
+        // The scan for the client's next message starts at `pos`: past what is done, and
+        // past what never holds it up (recv steps, repeated listings, which are matched
+        // out of order), so a step left undone for ever does not make each scan longer.
+        while let Some(s) = self.steps.get(self.pos) {
+            let listing = s.optional && steps::is_listing(s.dir, &s.message);
+            if !(s.done || s.dir == Direction::Recv || listing) {
+                break;
+            }
             self.pos += 1;
         }
     }
@@ -82,7 +89,11 @@ impl Replay {
         }
         self.verdict.answered += 1;
         out.push(Out {
-            delay: if hold.is_some() { Duration::ZERO } else { delay },
+            delay: if hold.is_some() {
+                Duration::ZERO
+            } else {
+                delay
+            },
             immediate: false,
             line: self.rewrite(i, &msg),
             hold,
