@@ -111,3 +111,33 @@ fn verify_cancels_a_cancelled_call_at_its_recorded_point() {
     // No answer within the grace: the example server sleeps on; its late answer to the
     // cancelled id is dropped, and the echo after it is the same.
 }
+
+#[test]
+fn the_typescript_client_answers_server_everythings_own_roots_request_in_replay() {
+    // server-everything asks roots/list on its own, 350 ms after `initialized`, while the
+    // client's long call is under way: the request is caused by the latest client
+    // message, the client's answer is taken whenever it comes, and the long call's
+    // answer waits for it (it was recorded after it).
+    let env = Env::new();
+    let client = |verb: &str| {
+        run(env
+            .mcptape([verb, "roots", "--", "node", &peer("ts_roots.mjs"), "--"])
+            .args(proxy_argv("everything", &everything_server())))
+    };
+    let recorded = client("record");
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let sends = tape_messages(&env.tape("roots"), "send");
+    assert!(
+        sends.iter().any(|m| m.contains(r#""roots":[{"#)),
+        "the client's roots answer is on the tape: {sends:?}"
+    );
+    for run in 0..3 {
+        let replayed = client("replay");
+        assert!(
+            replayed.status.success(),
+            "replay {run}: {}",
+            text(&replayed)
+        );
+        assert_eq!(replayed.stdout, recorded.stdout, "replay {run}");
+    }
+}
