@@ -141,3 +141,52 @@ fn the_typescript_client_answers_server_everythings_own_roots_request_in_replay(
         assert_eq!(replayed.stdout, recorded.stdout, "replay {run}");
     }
 }
+
+#[test]
+fn a_server_request_the_tape_holds_no_answer_to_waits_its_recorded_delay_and_its_answer_is_noted() {
+    // g: a recording whose client left before server-everything's roots/list came (here:
+    // a real recording with the client's answer, and what followed from it, taken out).
+    let env = Env::new();
+    let client = |args: &[&str]| {
+        run(env
+            .mcptape(args)
+            .args(["--", "node", &peer("ts_roots.mjs"), "--"])
+            .args(proxy_argv("everything", &everything_server())))
+    };
+    let recorded = client(&["record", "roots"]);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let whole = std::fs::read_to_string(env.tape("roots")).expect("the tape");
+    let lacking: String = whole
+        .lines()
+        .filter(|l| !l.contains(r#""roots":[{"#) && !l.contains("notifications/message"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(lacking.len() < whole.len(), "the roots answer was recorded");
+    let tape = env.path("unanswered.ndjson");
+    std::fs::write(&tape, lacking).expect("write the tape");
+    let tape = tape.display().to_string();
+    let asked = |out: &std::process::Output| {
+        String::from_utf8_lossy(&out.stdout).contains(r#"{"step":"roots"}"#)
+    };
+
+    // Unpaced, the client is usually done before the request is due, and never gets it;
+    // if it does, its answer is noted (main sent it at once, and the answer diverged).
+    let fast = client(&["replay", &tape]);
+    assert!(fast.status.success(), "{}", text(&fast));
+
+    // Paced, the long call lasts its recorded second: the request comes, its answer is
+    // noted.
+    let paced = client(&["replay", &tape, "--pace"]);
+    assert!(paced.status.success(), "{}", text(&paced));
+    assert!(asked(&paced), "{}", text(&paced));
+    assert!(
+        stderr(&paced)
+            .contains("note: the client answered a server request the tape holds no answer to"),
+        "{}",
+        text(&paced)
+    );
+
+    let skipped = client(&["replay", &tape, "--pace", "--skip-unanswered-requests"]);
+    assert!(skipped.status.success(), "{}", text(&skipped));
+    assert!(!asked(&skipped), "{}", text(&skipped));
+}

@@ -88,15 +88,23 @@ impl Link for ReplayLink {
 
     async fn next(&mut self) -> Option<Incoming> {
         loop {
+            // A held message that is due goes out at once, ahead of a paced queue.
             let now = Instant::now();
-            while let Some(at) = self.held.iter().position(|(due, _)| *due <= now) {
+            if let Some(at) = self.held.iter().position(|(due, _)| *due <= now) {
                 let (_, out) = self.held.remove(at);
-                self.queue.push_back(out);
+                return Some(Self::line(out));
             }
+            let held = self.held.iter().map(|(due, _)| *due).min();
             if let Some(head) = self.queue.front() {
                 if self.pace && !head.immediate && !head.delay.is_zero() {
                     let at = *self.due.get_or_insert_with(|| Instant::now() + head.delay);
-                    tokio::time::sleep_until(at).await;
+                    match held.filter(|&h| h < at) {
+                        Some(h) => {
+                            tokio::time::sleep_until(h).await;
+                            continue;
+                        }
+                        None => tokio::time::sleep_until(at).await,
+                    }
                 }
                 self.due = None;
                 let out = self.queue.pop_front().expect("a head");
@@ -107,7 +115,7 @@ impl Link for ReplayLink {
                 // The recorded server ended the connection here: so does the replay.
                 return None;
             }
-            if let Some(due) = self.held.iter().map(|(due, _)| *due).min() {
+            if let Some(due) = held {
                 tokio::time::sleep_until(due).await;
                 continue;
             }
