@@ -2,7 +2,7 @@
 //! SDK client's concurrent calls, whose number of `tools/list` varies from run to run
 //! (j); and verify sending a recorded cancel at its recorded point (h).
 
-use crate::http::{Front, HttpServer};
+use crate::http::{Front, HttpServer, after_stderr_line};
 use crate::support::*;
 
 /// Ten concurrent calls from the Python SDK client, behind `mcptape proxy`.
@@ -189,4 +189,83 @@ fn a_server_request_the_tape_holds_no_answer_to_waits_its_recorded_delay_and_its
     let skipped = client(&["replay", &tape, "--pace", "--skip-unanswered-requests"]);
     assert!(skipped.status.success(), "{}", text(&skipped));
     assert!(!asked(&skipped), "{}", text(&skipped));
+}
+
+/// The Python SDK's `MCPServer` (tests/peers/py_slow_server.py) on a loopback port,
+/// killed when dropped.
+struct SlowServer(std::process::Child, String);
+
+impl SlowServer {
+    fn start(env: &Env) -> SlowServer {
+        let mut child = env
+            .cmd(python())
+            .arg(peer("py_slow_server.py"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn the Python server");
+        let port = after_stderr_line(&mut child, "listening on port ", "the Python server");
+        let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+        SlowServer(child, url)
+    }
+}
+
+impl Drop for SlowServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_answer_recorded_after_the_clients_cancel_waits_for_it_through_the_http_front() {
+    // i: the Python SDK client gives up on a slow call (its cancel scope sends
+    // notifications/cancelled). The recording through the front holds no answer to the
+    // call; FastMCP's recordings hold `-32800 Request cancelled` after the cancel, which
+    // is added here where FastMCP wrote it. Main gave the -32800 as soon as the call
+    // came, and the client died of it.
+    let env = Env::new();
+    let tape = env.path("cancel.ndjson");
+    let client = |url: &str| {
+        let mut cmd = env.cmd(python());
+        cmd.args([peer("py_cancel.py"), url.to_owned()]);
+        run(cmd)
+    };
+    let server = SlowServer::start(&env);
+    let front = Front::start_as(
+        &env,
+        "py",
+        &["--url", &server.1, "--record", &tape.display().to_string()],
+    );
+    let recorded = client(&front.url);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    assert!(front.stop().success());
+    drop(server);
+    let mut lines = Vec::new();
+    for line in std::fs::read_to_string(&tape).expect("the tape").lines() {
+        lines.push(line.to_owned());
+        let entry: serde_json::Value = serde_json::from_str(line).expect("an entry");
+        if entry["method"] == "notifications/cancelled" {
+            let mut meta = entry["_meta"].clone();
+            meta["dir"] = "recv".into();
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": entry["params"]["requestId"],
+                "error": {"code": -32800, "message": "Request cancelled"}, "_meta": meta});
+            lines.push(answer.to_string());
+        }
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("-32800")),
+        "the client cancelled"
+    );
+    std::fs::write(&tape, lines.join("\n") + "\n").expect("write the tape");
+
+    let front = Front::start_as(&env, "py", &["--replay", &tape.display().to_string()]);
+    let replayed = client(&front.url);
+    assert!(replayed.status.success(), "{}", text(&replayed));
+    assert_eq!(replayed.stdout, recorded.stdout);
+    assert!(
+        front.stop().success(),
+        "the replayed session's verdict is clean"
+    );
 }
