@@ -16,6 +16,8 @@ Environment:
                    --pace (`1`), set by `mcptape replay`
   MCPTAPE_MATCH_META
                    `1`: replay's and verify's --match-meta (compare `_meta`)
+  MCPTAPE_SKIP_UNANSWERED
+                   `1`: replay's --skip-unanswered-requests, set by `mcptape replay`
   MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
   MCPTAPE_REPORT   a directory where proxies leave reports for their record/replay parent
 A proxy whose own environment has neither MCPTAPE_RECORD nor MCPTAPE_REPLAY takes them
@@ -213,6 +215,12 @@ pub struct Matching {
     /// `progressToken` and trace context are never compared (the token is rewritten).
     #[arg(long, env = "MCPTAPE_MATCH_META", value_parser = clap::builder::BoolishValueParser::new())]
     pub match_meta: bool,
+    /// Never send the client a server request the tape holds no answer to (a whole
+    /// recording's client left before answering it). By default such a request is sent
+    /// no earlier than its recorded delay after what caused it, and the client's
+    /// unrecorded answer is noted, not failed.
+    #[arg(long)]
+    pub skip_unanswered_requests: bool,
 }
 
 /// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`

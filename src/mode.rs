@@ -249,6 +249,9 @@ pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
 pub const ENV_MATCH_META: &str = "MCPTAPE_MATCH_META";
 /// `1`: keep the recorded delays (set by `mcptape replay --pace`).
 pub const ENV_PACE: &str = "MCPTAPE_PACE";
+/// `1`: never give a server request the tape holds no answer to (set by
+/// `mcptape replay --skip-unanswered-requests`).
+pub const ENV_SKIP_UNANSWERED: &str = "MCPTAPE_SKIP_UNANSWERED";
 
 /// Environment variable: the most bytes a tape may grow to (set by `record --max-bytes`).
 pub const ENV_MAX_BYTES: &str = "MCPTAPE_MAX_BYTES";
@@ -322,6 +325,8 @@ pub struct ReplaySettings {
     pub pace: bool,
     /// Compare `_meta` too.
     pub match_meta: bool,
+    /// Never give a server request the tape holds no answer to.
+    pub skip_unanswered: bool,
 }
 
 impl From<&cli::Matching> for ReplaySettings {
@@ -332,6 +337,7 @@ impl From<&cli::Matching> for ReplaySettings {
             unordered: flags.unordered,
             pace: flags.pace,
             match_meta: flags.match_meta,
+            skip_unanswered: flags.skip_unanswered_requests,
         }
     }
 }
@@ -343,6 +349,7 @@ impl ReplaySettings {
         Ok(crate::upstream::replay::Options {
             matcher: Matcher::new(globs, self.strict_initialize).match_meta(self.match_meta),
             unordered: self.unordered,
+            skip_unanswered: self.skip_unanswered,
         })
     }
 
@@ -373,6 +380,7 @@ impl ReplaySettings {
             unordered: self.unordered || flag(ENV_UNORDERED),
             pace: self.pace || flag(ENV_PACE),
             match_meta: self.match_meta || flag(ENV_MATCH_META),
+            skip_unanswered: self.skip_unanswered || flag(ENV_SKIP_UNANSWERED),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::matcher::Glob;
 use crate::mode::{
     self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
-    ENV_STRICT_INITIALIZE, ENV_UNORDERED,
+    ENV_SKIP_UNANSWERED, ENV_STRICT_INITIALIZE, ENV_UNORDERED,
 };
 use crate::outcome::Outcome;
 use crate::process;
@@ -52,6 +52,10 @@ impl cli::Replay {
             (ENV_UNORDERED, flag(self.matching.unordered)),
             (ENV_PACE, flag(self.matching.pace)),
             (ENV_MATCH_META, flag(self.matching.match_meta)),
+            (
+                ENV_SKIP_UNANSWERED,
+                flag(self.matching.skip_unanswered_requests),
+            ),
         ];
         if self.command.is_empty() {
             super::print_exports(&vars);

@@ -287,6 +287,7 @@ fn refuse(text: &[u8], problem: &str) -> Vec<Out> {
             immediate: true,
             line: error_line(id, DIVERGED_CODE, &format!("mcptape replay: {problem}")),
             stream: None,
+            hold: None,
         }],
         _ => Vec::new(),
     }

@@ -1,10 +1,26 @@
 //! The replay engine: one recorded connection played as a script, with no server.
 //!
-//! A send entry is a message the client must send next: wait for it and match it
-//! ([`crate::matcher`]). A recv entry is given to the client as soon as everything
-//! recorded before it has happened. That keeps the recorded order of notifications,
-//! of answers to concurrent requests, and of server-initiated requests (sampling,
-//! elicitation, roots, ping), whose answers from the client are then the next send entries.
+//! A send entry is a message the client must send: the client's requests and
+//! notifications are matched ([`crate::matcher`]) in their recorded order among
+//! themselves (with `unordered`, any of the current burst). A recv entry is given to the
+//! client as soon as what causes it has happened ([`causes`]): the recorded order of
+//! independent messages is timing, not causality. The client's answer to a server
+//! request (sampling, elicitation, roots, ping) is taken whenever it comes after that
+//! request was given, and never demanded before the client's next request.
+//!
+//! A server request the tape holds no answer to (in a whole recording) is given no
+//! earlier than its recorded delay after its cause, or never with `skip_unanswered`; the
+//! client's answer to it is then unrecorded: a note, not a divergence.
+//!
+//! Listing requests (`tools/list`, `prompts/list`, `resources/list`,
+//! `resources/templates/list`) are idempotent reads that clients repeat as their timing
+//! dictates, and are matched out of order. The Python SDK (2.x) `ClientSession.call_tool`
+//! validates each result against the tool's output schema and, when the tool is not in
+//! its schema cache yet, calls `list_tools()` first; concurrent calls whose answers arrive
+//! before the first listing's answer each miss the cache and each send a `tools/list`, so
+//! how many listings a run sends depends on how its answers bunch up. A recorded repeat
+//! of a listing is therefore optional, and a live repeat the tape lacks gets the recorded
+//! answer to the same listing again, noted.
 //!
 //! Rewrites going out, nothing else: a response gets the live request's `id`; a progress
 //! notification gets the live request's `progressToken`; an `initialize` result gets the
@@ -30,10 +46,12 @@ use crate::tape::{Connection, Direction, Tape};
 use crate::upstream::script::{Ending, Lost, Pairs};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
+mod causes;
 mod diverge;
 mod ends;
 mod facts;
 mod link;
+mod release;
 pub mod stateless;
 mod steps;
 mod streams;
@@ -65,6 +83,8 @@ pub struct Options {
     pub matcher: Matcher,
     /// Match any pending send entry of the current burst, not only the next one.
     pub unordered: bool,
+    /// Never give a server request the tape holds no answer to.
+    pub skip_unanswered: bool,
 }
 
 /// A line for the client, and how long after the previous step it was recorded.
@@ -79,6 +99,9 @@ pub struct Out {
     pub line: Vec<u8>,
     /// The HTTP stream it goes back on, when not its request's own ([`streams`]).
     pub stream: Option<crate::tape::stream::Stream>,
+    /// Held: to be given no earlier than this long after now (a server request the tape
+    /// holds no answer to, at its recorded delay after its cause).
+    pub hold: Option<Duration>,
 }
 
 /// One recorded connection being replayed.
@@ -88,6 +111,10 @@ pub struct Replay {
     pos: usize,
     /// Which recorded answer answers which recorded request.
     pairs: Pairs,
+    /// What causes each recv step, and which are ready.
+    causes: causes::Causes,
+    /// Recorded ids of server requests given that the tape holds no answer to.
+    unasked: HashSet<String>,
     /// Matched request step → the live request's id (raw JSON).
     live: HashMap<usize, String>,
     /// Recorded progress token (raw JSON) → live token (raw JSON).
@@ -131,8 +158,11 @@ impl Replay {
         } = facts.clone();
         let recorded_tokens = steps::recorded_tokens(&steps);
         let notes = ending.note().into_iter().collect();
+        let pairs = Pairs::of(steps.iter().map(|s| (s.dir, &s.message)));
         Replay {
-            pairs: Pairs::of(steps.iter().map(|s| (s.dir, &s.message))),
+            causes: causes::Causes::of(&steps, &pairs, !ending.is_cut()),
+            unasked: HashSet::new(),
+            pairs,
             steps,
             pos: 0,
             live: HashMap::new(),
@@ -175,6 +205,9 @@ impl Replay {
             return out;
         }
         let live_id = msg.id().unwrap_or("null").to_owned();
+        if let Some(out) = self.unrecorded_answer(&msg) {
+            return out;
+        }
         let msg = self.as_recorded(msg);
         let probing = msg.kind() == Kind::Request && msg.method() == Some("server/discover");
         let candidates = self.candidates();
@@ -187,9 +220,9 @@ impl Replay {
             .iter()
             .find(|&&c| self.step_matches(c, &msg, &live_norm))
         {
-            self.consume(c, &msg);
-            let mut out = self.advance();
-            out.extend(self.lost_answer(c));
+            return self.matched(c, &msg);
+        }
+        if let Some(out) = self.listing(&msg, &live_id) {
             return out;
         }
         if msg.kind() == Kind::Notification && msg.method().is_some_and(|m| ADVISORY.contains(&m)) {
@@ -290,6 +323,10 @@ impl Replay {
         let mut answered = false;
         for i in (self.pos..self.steps.len()).filter(|&i| !self.steps[i].done) {
             let s = &self.steps[i];
+            if s.dir == Direction::Send && self.pairs.request_of(i).is_some() {
+                // The client's answer to a server request: taken once owed.
+                continue;
+            }
             if s.optional {
                 if s.dir == Direction::Send {
                     out.push(i);
@@ -307,7 +344,8 @@ impl Replay {
                         ids.insert(id.to_owned());
                     }
                 }
-                _ if !self.opts.unordered => break,
+                // A recv step never holds up the client's next message.
+                _ if !self.opts.unordered => {}
                 _ => {
                     let answer = matches!(s.message.kind(), Kind::Response | Kind::Error);
                     answered |= answer && s.message.id().is_some_and(|id| ids.contains(id));
@@ -325,24 +363,30 @@ impl Replay {
     /// The client did not probe: drop recorded probes (and their answers) at the front.
     fn skip_optional(&mut self, candidates: &[usize]) {
         for &c in candidates {
-            if !self.steps[c].optional {
+            let probe = self.steps[c].message.method() == Some("server/discover");
+            if !self.steps[c].optional || !probe {
                 continue;
             }
-            self.steps[c].done = true;
+            self.happened(c);
             let id = self.steps[c].message.id().map(str::to_owned);
-            for s in self.steps.iter_mut().skip(c) {
-                if s.dir == Direction::Recv && s.optional && s.message.id().map(str::to_owned) == id
-                {
-                    s.done = true;
-                }
+            let answers: Vec<usize> = (c..self.steps.len())
+                .filter(|&j| {
+                    let s = &self.steps[j];
+                    s.dir == Direction::Recv
+                        && s.optional
+                        && s.message.id().map(str::to_owned) == id
+                })
+                .collect();
+            for j in answers {
+                self.happened(j);
             }
         }
     }
 
     fn consume(&mut self, i: usize, live: &Message) {
         self.owed.retain(|&a| a != i);
-        let step = &mut self.steps[i];
-        step.done = true;
+        self.happened(i);
+        let step = &self.steps[i];
         self.verdict.matched += 1;
         if let Some(ts) = step.ts {
             self.last_ts = Some(ts);
@@ -367,98 +411,6 @@ impl Replay {
             self.asked_version =
                 message::raw_member(live.text(), &["params", "protocolVersion"]).map(str::to_owned);
         }
-    }
-
-    /// Gives the client every recv step that is due: those with everything recorded
-    /// before them done, then — so that a client that waits for each answer is not held
-    /// up by a request recorded as sent concurrently — answers (and progress) for
-    /// requests already matched, up to the first recv step that is not releasable.
-    fn advance(&mut self) -> Vec<Out> {
-        let mut out = Vec::new();
-        while self.pos < self.steps.len() {
-            let step = &self.steps[self.pos];
-            if step.done {
-                self.pos += 1;
-                continue;
-            }
-            if step.dir == Direction::Send {
-                break;
-            }
-            self.emit(self.pos, &mut out);
-            self.pos += 1;
-        }
-        for i in self.pos..self.steps.len() {
-            let step = &self.steps[i];
-            if step.done {
-                continue;
-            }
-            if step.dir == Direction::Send {
-                // Past other client requests, but not past the client's answer to a
-                // server request: what follows may depend on it.
-                if matches!(step.message.kind(), Kind::Response | Kind::Error) {
-                    break;
-                }
-                continue;
-            }
-            if !self.releasable(i) {
-                break;
-            }
-            self.emit(i, &mut out);
-        }
-        out
-    }
-
-    /// True for step `i` when it is the answer to a matched request, or progress for a
-    /// matched token.
-    fn releasable(&self, i: usize) -> bool {
-        let msg = &self.steps[i].message;
-        match msg.kind() {
-            Kind::Response | Kind::Error => self.live_id(i).is_some(),
-            Kind::Notification if msg.method() == Some("notifications/progress") => {
-                message::raw_member(msg.text(), &["params", "progressToken"])
-                    .is_some_and(|t| self.tokens.contains_key(t))
-            }
-            _ => false,
-        }
-    }
-
-    fn emit(&mut self, i: usize, out: &mut Vec<Out>) {
-        let step = &self.steps[i];
-        let stream = step.stream;
-        let delay = match (self.last_ts, step.ts) {
-            (Some(a), Some(b)) => b.duration_since(a).unwrap_or_default(),
-            _ => Duration::ZERO,
-        };
-        if step.ts.is_some() {
-            self.last_ts = step.ts;
-        }
-        let msg = step.message.clone();
-        self.steps[i].done = true;
-        if msg.kind() == Kind::Request
-            && let Some(answer) = self.pairs.answer_of(i)
-        {
-            self.owed.push(answer);
-        }
-        // Progress for a token the live client never issued would reach a stranger.
-        if msg.method() == Some("notifications/progress")
-            && let Some(t) = message::raw_member(msg.text(), &["params", "progressToken"])
-            && self.recorded_tokens.contains(t)
-            && !self.tokens.contains_key(t)
-        {
-            return;
-        }
-        if let Some(live) = self.live_id(i)
-            && let Some(at) = self.awaiting.iter().position(|a| a == live)
-        {
-            self.awaiting.remove(at);
-        }
-        self.verdict.answered += 1;
-        out.push(Out {
-            delay,
-            immediate: false,
-            line: self.rewrite(i, &msg),
-            stream,
-        });
     }
 
     /// The exit status to end with when the recorded server ended the connection itself
@@ -506,6 +458,7 @@ impl Replay {
             immediate: true,
             line,
             stream: None,
+            hold: None,
         }
     }
 
@@ -545,3 +498,6 @@ impl Replay {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod causal_tests;

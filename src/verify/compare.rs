@@ -28,6 +28,8 @@ pub enum Class {
     Skipped,
     /// Not played because the server was gone.
     NotPlayed,
+    /// Cancelled by the client at its recorded point: played, its answer not compared.
+    Cancelled,
 }
 
 impl Class {
@@ -40,6 +42,7 @@ impl Class {
             Class::GoneError => "gone-error",
             Class::Skipped => "skipped",
             Class::NotPlayed => "not-played",
+            Class::Cancelled => "cancelled",
         }
     }
 

@@ -12,7 +12,8 @@
 //! later request is `not-played`. At the end the link is told the client has said
 //! everything ([`Link::end_input`]), what it still gives is read and not compared (so
 //! what was sent reaches the server, and a server busy writing still exits), and it is
-//! closed ([`Link::close`]).
+//! closed ([`Link::close`]). A call the recorded client cancelled is cancelled at its
+//! recorded point ([`cancel`]).
 
 use std::collections::HashSet;
 
@@ -101,6 +102,8 @@ pub(super) async fn play<L: Link>(
         read_only,
         run: Run::default(),
         gone: None,
+        cancelled: HashSet::new(),
+        played_cancels: HashSet::new(),
     };
     for (i, entry) in entries.iter().enumerate() {
         // Only the client's side is played; the server's side is what is compared.
@@ -109,6 +112,7 @@ pub(super) async fn play<L: Link>(
         }
         match entry.message.kind() {
             Kind::Request => player.request(conn, entry, &entries[i + 1..], used).await,
+            Kind::Notification if player.played_cancels.contains(&entry.line) => {}
             Kind::Notification if player.gone.is_none() => {
                 // A notification the server cannot take shows as its end, in `next`.
                 let _ = player.link.send(entry.message.clone()).await;
@@ -130,6 +134,10 @@ struct Player<'a, L> {
     run: Run,
     /// Why nothing more is played, once the server is gone.
     gone: Option<String>,
+    /// Ids of the requests cancelled: a late answer to one is dropped.
+    cancelled: HashSet<String>,
+    /// Tape lines of the recorded cancels already sent.
+    played_cancels: HashSet<usize>,
 }
 
 impl<L: Link> Player<'_, L> {
@@ -172,7 +180,13 @@ impl<L: Link> Player<'_, L> {
             return;
         }
         let want = msg.id().unwrap_or("null").to_owned();
-        let live = tokio::time::timeout(self.opts.timeout, self.answer(entry.line, &want)).await;
+        let live = match cancel::recorded(entry, rest) {
+            Some(c) => match self.until_cancel(&mut played, entry.line, &want, &c).await {
+                Some(live) => live,
+                None => return self.run.outcomes.push(played),
+            },
+            None => tokio::time::timeout(self.opts.timeout, self.answer(entry.line, &want)).await,
+        };
         let initialize = played.method == "initialize";
         let mut answered = None;
         match live {
@@ -251,6 +265,8 @@ impl<L: Link> Player<'_, L> {
             };
             match live.kind() {
                 Kind::Response | Kind::Error if live.id() == Some(want) => return Some(live),
+                Kind::Response | Kind::Error
+                    if live.id().is_some_and(|id| self.cancelled.contains(id)) => {}
                 Kind::Response | Kind::Error => self.run.problems.push(format!(
                     "the server answered id {} while tape line {line} waited for id {want}",
                     live.id().unwrap_or("null"),
@@ -398,5 +414,6 @@ fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played
 
 pub mod mrtr;
 
+mod cancel;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod call;
+mod causal;
 mod claude;
 mod deep;
 mod exit;

@@ -39,6 +39,7 @@ fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
         Class::GoneError,
         Class::Skipped,
         Class::NotPlayed,
+        Class::Cancelled,
     ]
     .into_iter()
     .map(|c| (c, outcomes.iter().filter(|o| o.class == c).count()))
@@ -167,7 +168,7 @@ fn junit_report(server: &str, outcomes: &[Played], problems: &[String]) -> Strin
             .collect();
         match o.class {
             Class::Same => out.push_str("/>\n"),
-            Class::Skipped => {
+            Class::Skipped | Class::Cancelled => {
                 let _ = writeln!(
                     out,
                     ">\n      <skipped message=\"{}\"/>\n    </testcase>",

@@ -1,6 +1,8 @@
 //! The replay engine as a [`Link`]: client messages go to the [`Picker`], its answers
 //! come back from [`Link::next`] — at once, or with `--pace` after their recorded delays.
-//! Answers outside the script (a ping's, a parse error's) go ahead of paced ones.
+//! Answers outside the script (a ping's, a parse error's) go ahead of paced ones. A held
+//! message ([`Out::hold`]) waits apart, on its own timer, holding up nothing; the client's
+//! end of input drops what is still held (it was recorded leaving before it came).
 
 use std::collections::VecDeque;
 
@@ -18,6 +20,8 @@ use crate::upstream::{Closed, Incoming, Link};
 pub struct ReplayLink {
     picker: Picker,
     queue: VecDeque<Out>,
+    /// Held messages, each with the instant it is due.
+    held: Vec<(Instant, Out)>,
     pace: bool,
     /// With `--pace`, when the message at the head of the queue is due.
     due: Option<Instant>,
@@ -27,15 +31,18 @@ pub struct ReplayLink {
 
 impl ReplayLink {
     /// Replays through `picker`; with `pace`, keeps the recorded delays.
-    pub fn new(mut picker: Picker, pace: bool) -> ReplayLink {
-        let queue = picker.start().into();
-        ReplayLink {
+    pub fn new(picker: Picker, pace: bool) -> ReplayLink {
+        let mut link = ReplayLink {
             picker,
-            queue,
+            queue: VecDeque::new(),
+            held: Vec::new(),
             pace,
             due: None,
             ended: false,
-        }
+        };
+        let out = link.picker.start();
+        link.take(out);
+        link
     }
 
     /// Why nothing can be replayed at all, if so (said once, by the caller).
@@ -47,12 +54,14 @@ impl ReplayLink {
     /// would wait for ever (the built-in client, which waits for one answer at a time,
     /// then knows the tape holds none).
     pub fn is_idle(&self) -> bool {
-        self.queue.is_empty()
+        self.queue.is_empty() && self.held.is_empty()
     }
 
     fn take(&mut self, out: Vec<Out>) {
         for o in out {
-            if o.immediate {
+            if let Some(hold) = o.hold {
+                self.held.push((Instant::now() + hold, o));
+            } else if o.immediate {
                 let at = self.queue.iter().take_while(|q| q.immediate).count();
                 self.queue.insert(at, o);
             } else {
@@ -79,10 +88,23 @@ impl Link for ReplayLink {
 
     async fn next(&mut self) -> Option<Incoming> {
         loop {
+            // A held message that is due goes out at once, ahead of a paced queue.
+            let now = Instant::now();
+            if let Some(at) = self.held.iter().position(|(due, _)| *due <= now) {
+                let (_, out) = self.held.remove(at);
+                return Some(Self::line(out));
+            }
+            let held = self.held.iter().map(|(due, _)| *due).min();
             if let Some(head) = self.queue.front() {
                 if self.pace && !head.immediate && !head.delay.is_zero() {
                     let at = *self.due.get_or_insert_with(|| Instant::now() + head.delay);
-                    tokio::time::sleep_until(at).await;
+                    match held.filter(|&h| h < at) {
+                        Some(h) => {
+                            tokio::time::sleep_until(h).await;
+                            continue;
+                        }
+                        None => tokio::time::sleep_until(at).await,
+                    }
                 }
                 self.due = None;
                 let out = self.queue.pop_front().expect("a head");
@@ -92,6 +114,10 @@ impl Link for ReplayLink {
             if self.ended || self.picker.server_gone().is_some() {
                 // The recorded server ended the connection here: so does the replay.
                 return None;
+            }
+            if let Some(due) = held {
+                tokio::time::sleep_until(due).await;
+                continue;
             }
             // Nothing is owed until the client says more.
             std::future::pending::<()>().await;

@@ -1,6 +1,8 @@
 //! The steps of one recorded connection's script: its messages in tape order, less what
 //! replay answers live (client pings and their answers), with a recorded discovery probe
-//! and its answer marked optional.
+//! and its answer marked optional, and so is a repeated listing ([`LISTINGS`]) with its
+//! answer: a client that caches listings asks again as often as its timing makes it miss
+//! the cache (see [`crate::upstream::replay`]).
 
 use std::collections::HashSet;
 use std::time::SystemTime;
@@ -49,7 +51,49 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
     drop_pings(&mut steps);
     mark_probes(&mut steps);
     super::streams::mark(&mut steps);
+    mark_repeats(&mut steps);
     steps
+}
+
+/// Listing requests: idempotent reads a client may repeat, or send fewer of, without
+/// changing what it is owed.
+pub(super) const LISTINGS: &[&str] = &[
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+];
+
+/// True for a client's listing request.
+pub(super) fn is_listing(dir: Direction, msg: &Message) -> bool {
+    dir == Direction::Send
+        && msg.kind() == Kind::Request
+        && msg.method().is_some_and(|m| LISTINGS.contains(&m))
+}
+
+/// A listing request that repeats an earlier one (same method, same cursor) is optional,
+/// with its answer.
+fn mark_repeats(steps: &mut [Step]) {
+    let mut seen: HashSet<(String, Option<String>)> = HashSet::new();
+    let mut repeats: HashSet<String> = HashSet::new();
+    for s in steps.iter_mut() {
+        if is_listing(s.dir, &s.message) {
+            let cursor = message::raw_member(s.message.text(), &["params", "cursor"]);
+            let key = (
+                s.message.method().unwrap_or_default().to_owned(),
+                cursor.map(str::to_owned),
+            );
+            if !seen.insert(key) {
+                s.optional = true;
+                repeats.extend(s.message.id().map(str::to_owned));
+            }
+        } else if s.dir == Direction::Recv
+            && matches!(s.message.kind(), Kind::Response | Kind::Error)
+            && s.message.id().is_some_and(|i| repeats.remove(i))
+        {
+            s.optional = true;
+        }
+    }
 }
 
 /// Client pings (and their answers) are answered live, never required.
