@@ -104,6 +104,7 @@ pub(super) async fn play<L: Link>(
         gone: None,
         cancelled: HashSet::new(),
         played_cancels: HashSet::new(),
+        refused: refused::by_request(tape, conn),
     };
     for (i, entry) in entries.iter().enumerate() {
         // Only the client's side is played; the server's side is what is compared.
@@ -138,6 +139,9 @@ struct Player<'a, L> {
     cancelled: HashSet<String>,
     /// Tape lines of the recorded cancels already sent.
     played_cancels: HashSet<usize>,
+    /// The status each request was refused with, where the tape holds a refusal
+    /// (`$http/status`) for it, by the request's tape line.
+    refused: std::collections::HashMap<usize, u16>,
 }
 
 impl<L: Link> Player<'_, L> {
@@ -192,7 +196,10 @@ impl<L: Link> Player<'_, L> {
         match live {
             Ok(Some(live)) if initialize => self.initialized(&live),
             Ok(Some(live)) => {
-                self.classify(&mut played, recorded, &live, used);
+                match (recorded, self.refused.get(&entry.line)) {
+                    (None, Some(&status)) => refused::classify(&mut played, status, &live),
+                    _ => self.classify(&mut played, recorded, &live, used),
+                }
                 answered = Some(live);
             }
             Ok(None) => {
@@ -415,5 +422,6 @@ fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played
 pub mod mrtr;
 
 mod cancel;
+mod refused;
 #[cfg(test)]
 mod tests;

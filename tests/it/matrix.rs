@@ -7,9 +7,8 @@
 //! `matrix::ROW::CHECK`.
 //!
 //! Slow rows (the Inspector CLI starts a Node process per call) are
-//! `#[ignore = "slow: …"]`: `cargo test --locked --test it -- --ignored matrix` runs them.
-//! Cells that fail for a known mcptape defect of issue 13 are `#[ignore = "issue 13: …"]`
-//! with the cause, written as they should pass.
+//! `#[ignore = "slow: …"]`: `cargo test --locked --test it -- --ignored matrix` runs them
+//! (`.ci/run` does).
 
 mod harness;
 mod rows;
@@ -72,7 +71,6 @@ cells!(py_pinned_fastmcp_stdio {
     verify_changed_is_flagged,
 });
 cells!(py_auto_fastmcp_http {
-    #[ignore = "issue 13: stateless HTTP front: auto's sessionless server/discover probe gets 400 (Mcp-Session-Id is required), so through the front the client falls back to 2025-11-25 (direct: 2026-07-28)"]
     recorded_equals_direct,
     replay_equals_recorded,
     verify_same_is_clean,
@@ -85,13 +83,9 @@ cells!(py_legacy_fastmcp_http {
     verify_changed_is_flagged,
 });
 cells!(py_pinned_fastmcp_http {
-    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     recorded_equals_direct,
-    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     replay_equals_recorded,
-    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_same_is_clean,
-    #[ignore = "issue 13: stateless HTTP front: a sessionless 2026-07-28 tools/list gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_changed_is_flagged,
 });
 cells!(ts_filesystem {
@@ -115,21 +109,11 @@ cells!(ts_everything {
 cells!(inspector_legacy_everything {
     #[ignore = "slow: the Inspector CLI starts Node per call"]
     recorded_equals_direct,
-    #[ignore = "issue 13: causal replay: server-everything's timer-driven roots/list, recorded after the last answer and never answered (the CLI had hung up), is replayed while the CLI is still connected; its answer {\"roots\":[]} is then a divergence (`expected nothing more`)"]
+    #[ignore = "slow: the Inspector CLI starts Node per call"]
     replay_equals_recorded,
     #[ignore = "slow: the Inspector CLI starts Node per call"]
     verify_same_is_clean,
     #[ignore = "slow: the Inspector CLI starts Node per call"]
-    verify_changed_is_flagged,
-});
-cells!(inspector_modern_everything {
-    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
-    recorded_equals_direct,
-    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
-    replay_equals_recorded,
-    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
-    verify_same_is_clean,
-    #[ignore = "peer: server-everything 2026.8.31 answers no server/discover, and the Inspector's modern era is a pin with no fallback: the direct run fails too (inspector_modern_fastmcp is the modern row)"]
     verify_changed_is_flagged,
 });
 cells!(inspector_modern_fastmcp {
@@ -161,13 +145,9 @@ cells!(rmcp_legacy_http {
     verify_changed_is_flagged,
 });
 cells!(rmcp_modern_http {
-    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
     recorded_equals_direct,
-    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
     replay_equals_recorded,
-    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_same_is_clean,
-    #[ignore = "issue 13: stateless HTTP front: a sessionless server/discover gets 400 `Mcp-Session-Id is required after initialize`"]
     verify_changed_is_flagged,
 });
 cells!(call_fastmcp_http {

@@ -363,11 +363,11 @@ fn inspector_everything(era: &'static str) -> Row {
 pub(crate) fn inspector_legacy_everything(_: &Env) -> Row {
     inspector_everything("legacy")
 }
-pub(crate) fn inspector_modern_everything(_: &Env) -> Row {
-    inspector_everything("modern")
-}
 
-/// Beyond the issue's rows: the Inspector's modern era against a server that has it.
+/// The Inspector's modern era, against a server that has it. Not against
+/// server-everything: it answers no `server/discover`, and the Inspector's modern era is a
+/// pin with no fallback, so the direct run fails already ("server did not offer pinned
+/// protocol version 2026-07-28").
 pub(crate) fn inspector_modern_fastmcp(_: &Env) -> Row {
     Row {
         server: "fastmcp",
