@@ -188,7 +188,16 @@ impl Lifecycle {
             Lifecycle::HttpError { url, error } => json!({"url": url, "error": error}),
             Lifecycle::HttpStream(state) => json!({"state": state.as_str()}),
             Lifecycle::HttpResume { last_event_id } => json!({"lastEventId": last_event_id}),
-            Lifecycle::HttpCancelled { reason } => json!({"reason": reason}),
+            Lifecycle::HttpCancelled { reason, request_id } => {
+                let mut params = json!({"reason": reason});
+                if let Some(id) = request_id
+                    .as_deref()
+                    .and_then(|i| serde_json::from_str::<Value>(i).ok())
+                {
+                    params["requestId"] = id;
+                }
+                params
+            }
             Lifecycle::Other(_) => json!({}),
         }
     }
@@ -239,9 +248,13 @@ impl Lifecycle {
             LifecycleKind::HttpResume => {
                 text("lastEventId").map(|last_event_id| Lifecycle::HttpResume { last_event_id })
             }
-            LifecycleKind::HttpCancelled => {
-                text("reason").map(|reason| Lifecycle::HttpCancelled { reason })
-            }
+            LifecycleKind::HttpCancelled => text("reason").map(|reason| Lifecycle::HttpCancelled {
+                reason,
+                request_id: params
+                    .get("requestId")
+                    .filter(|id| id.is_string() || id.is_number())
+                    .map(Value::to_string),
+            }),
             LifecycleKind::Other(_) => None,
         };
         typed.unwrap_or(Lifecycle::Other(kind))

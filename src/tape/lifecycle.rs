@@ -158,6 +158,10 @@ pub enum Lifecycle {
     HttpCancelled {
         /// Why, for people.
         reason: String,
+        /// The id of the request whose stream was closed (raw JSON), when known: the
+        /// stateless revision's cancel of that request, which replay expects the live
+        /// client to make too.
+        request_id: Option<String>,
     },
     /// Any other event (`$note`, a newer writer's events), or a known one of another
     /// shape, kept.

@@ -58,6 +58,7 @@ mod streams;
 
 pub use facts::{ServerFacts, error_line, summary};
 pub use link::ReplayLink;
+pub use steps::STREAM_CLOSED;
 use steps::Step;
 
 /// The JSON-RPC error code of a replay divergence (server-defined range).

@@ -93,7 +93,8 @@ pub(super) async fn play<L: Link>(
         .entries
         .iter()
         .map(|&i| &tape.entries[i])
-        .filter(|e| e.meta.dir != Direction::Lifecycle)
+        // Of the lifecycle, only a closed stream's cancel (`$http/cancelled`) is played.
+        .filter(|e| e.meta.dir != Direction::Lifecycle || cancel::by_stream(e).is_some())
         .collect();
     let mut player = Player {
         link,

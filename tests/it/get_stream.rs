@@ -168,7 +168,7 @@ const UNSOLICITED: &str = concat!(
 );
 
 /// An HTTP/1.1 request to the front at `authority`, its connection left open to read.
-fn request(authority: &str, head: &str, body: &str) -> std::net::TcpStream {
+pub(crate) fn request(authority: &str, head: &str, body: &str) -> std::net::TcpStream {
     use std::io::Write;
     let mut s = std::net::TcpStream::connect(authority).expect("connect");
     s.set_read_timeout(Some(DEADLINE)).expect("a read deadline");
@@ -182,7 +182,7 @@ fn request(authority: &str, head: &str, body: &str) -> std::net::TcpStream {
 }
 
 /// The `Mcp-Session-Id` an answer's head gives.
-fn session_of(head: &str) -> String {
+pub(crate) fn session_of(head: &str) -> String {
     head.lines()
         .find_map(|l| {
             l.to_ascii_lowercase()
@@ -193,7 +193,7 @@ fn session_of(head: &str) -> String {
 }
 
 /// What `s` says up to and including `needle` (or all it said, if it ended first).
-fn read_to(s: &mut std::net::TcpStream, needle: &str) -> String {
+pub(crate) fn read_to(s: &mut std::net::TcpStream, needle: &str) -> String {
     use std::io::Read;
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];

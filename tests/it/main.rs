@@ -10,6 +10,7 @@ mod deep;
 mod exit;
 mod files;
 mod front_edges;
+mod front_order;
 mod get_stream;
 mod http;
 mod http_limits;

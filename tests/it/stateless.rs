@@ -315,6 +315,28 @@ fn a_sessionless_request_whose_client_closes_its_stream_is_cancelled_and_recorde
     assert_eq!(close.len(), 1);
     assert_eq!(close[0]["params"]["reason"], "exchange done");
     assert_eq!(close[0]["_meta"]["conn"], cancelled[0]["_meta"]["conn"]);
+    assert_eq!(cancelled[0]["params"]["requestId"], 1, "{entries:?}");
+
+    // Verify closes the call's stream at its recorded point, as the client did: the
+    // call is cancelled, not waited for until --timeout.
+    let tape = tape.display().to_string();
+    let out = run(env.mcptape([
+        "verify",
+        &tape,
+        "--allow-writes",
+        "--timeout",
+        "20",
+        "--url",
+        &server.url,
+    ]));
+    let report = text(&out);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        report.contains("1 cancelled") || report.contains("cancelled "),
+        "{report}"
+    );
+    assert!(report.contains("by closing its stream"), "{report}");
+    server.wait_for("wait cancelled");
 }
 
 #[test]

@@ -313,7 +313,7 @@ impl<L: Link> Task<L> {
             if let Some(tx) = self.forget(id) {
                 if tx.send(Item::Event(event)).is_err() {
                     // Its client went before the handler heard of it.
-                    self.record_cancelled();
+                    self.record_cancelled(id);
                 }
                 return;
             }
@@ -360,15 +360,16 @@ impl<L: Link> Task<L> {
             return;
         }
         self.link.cancel(&id).await;
-        self.record_cancelled();
+        self.record_cancelled(&id);
         self.cancelled.insert(id);
     }
 
     /// `$http/cancelled` in the recording, when there is one.
-    fn record_cancelled(&self) {
+    fn record_cancelled(&self, id: &str) {
         if let Some(recording) = &self.recording {
             recording.tap.record(&Lifecycle::HttpCancelled {
-                reason: "the client closed its stream".into(),
+                reason: crate::upstream::replay::STREAM_CLOSED.into(),
+                request_id: Some(id.to_owned()),
             });
         }
     }

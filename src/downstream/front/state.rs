@@ -170,7 +170,13 @@ impl Front {
             } => {
                 let claims = self.claims.as_ref().map(tempfile::TempDir::path);
                 let dir = report.as_deref().or(claims);
-                let picker = Picker::new(Arc::clone(tape), &self.server, dir, options);
+                // Requests in flight together came on POSTs of their own, which have no
+                // order on the wire: any request of the recorded burst may come first.
+                let options = Options {
+                    unordered: true,
+                    ..options.clone()
+                };
+                let picker = Picker::new(Arc::clone(tape), &self.server, dir, &options);
                 let link = ReplayLink::new(picker, false);
                 Ok(session::spawn(link, None, self.give_up.subscribe()))
             }

@@ -84,6 +84,11 @@ fn events() -> Vec<Lifecycle> {
         },
         Lifecycle::HttpCancelled {
             reason: "the client closed its stream".into(),
+            request_id: None,
+        },
+        Lifecycle::HttpCancelled {
+            reason: "the client closed its stream".into(),
+            request_id: Some("\"a-1\"".into()),
         },
         Lifecycle::Other(LifecycleKind::Other("$note".into())),
     ]
@@ -176,8 +181,18 @@ fn params_keep_the_spelling_of_the_untyped_writers() {
             r#"{"lastEventId":"3"}"#,
         ),
         (
-            Lifecycle::HttpCancelled { reason: "r".into() },
+            Lifecycle::HttpCancelled {
+                reason: "r".into(),
+                request_id: None,
+            },
             r#"{"reason":"r"}"#,
+        ),
+        (
+            Lifecycle::HttpCancelled {
+                reason: "r".into(),
+                request_id: Some("7".into()),
+            },
+            r#"{"reason":"r","requestId":7}"#,
         ),
     ];
     for (event, want) in cases {

@@ -136,6 +136,15 @@ impl Link for ReplayLink {
         self.ended = true;
     }
 
+    async fn cancel(&mut self, id: &str) {
+        // A client of the HTTP front closed the request's stream: its cancel, as the tape
+        // holds one recorded so.
+        let out = self
+            .picker
+            .on_client(super::steps::cancel_by_stream(id).raw());
+        self.take(out);
+    }
+
     async fn close(self, _reason: CloseReason) -> Result<Closed> {
         let server_exit = self.picker.server_gone();
         Ok(Closed::Replayed {

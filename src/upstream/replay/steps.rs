@@ -36,11 +36,12 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
         .entries
         .iter()
         .map(|&i| &tape.entries[i])
-        .filter(|e| e.meta.dir != Direction::Lifecycle && script.keeps(e))
-        .map(|e| Step {
+        .filter(|e| script.keeps(e))
+        .filter_map(|e| Some((e, as_step(e)?)))
+        .map(|(e, (dir, message))| Step {
             line: e.line,
-            dir: e.meta.dir,
-            message: e.message.clone(),
+            dir,
+            message,
             ts: ts_of(e),
             done: false,
             optional: false,
@@ -53,6 +54,36 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
     super::streams::mark(&mut steps);
     mark_repeats(&mut steps);
     steps
+}
+
+/// What a tape entry is to the script: a message as recorded, or — for a client of the
+/// HTTP front that closed a request's stream (`$http/cancelled` naming the request) — the
+/// cancel that was (the stateless revision cancels so), which the live client makes by
+/// closing its stream too ([`cancel_by_stream`]). Other lifecycle entries are none.
+fn as_step(e: &crate::tape::Entry) -> Option<(Direction, Message)> {
+    if e.meta.dir != Direction::Lifecycle {
+        return Some((e.meta.dir, e.message.clone()));
+    }
+    match crate::tape::lifecycle::Lifecycle::of(e)? {
+        crate::tape::lifecycle::Lifecycle::HttpCancelled {
+            request_id: Some(id),
+            ..
+        } => Some((Direction::Send, cancel_by_stream(&id))),
+        _ => None,
+    }
+}
+
+/// Why the HTTP front says a request was cancelled: its client closed the stream.
+pub const STREAM_CLOSED: &str = "the client closed its stream";
+
+/// The cancel of request `id` (raw JSON) by closing its stream, as the script holds it.
+pub(super) fn cancel_by_stream(id: &str) -> Message {
+    Message::new(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{id},\"reason\":\"{STREAM_CLOSED}\"}}}}"
+        )
+        .into_bytes(),
+    )
 }
 
 /// Listing requests: idempotent reads a client may repeat, or send fewer of, without

@@ -15,6 +15,7 @@ use tokio::time::error::Elapsed;
 
 use super::Player;
 use crate::message::{self, Kind, Message};
+use crate::tape::lifecycle::Lifecycle;
 use crate::tape::{Direction, Entry};
 use crate::upstream::Link;
 use crate::verify::compare::{Class, Played};
@@ -30,6 +31,18 @@ pub(super) struct Cancel {
     message: Message,
     /// Its recorded delay after the request.
     after: Duration,
+    /// Made by closing the request's stream (`$http/cancelled`), as a client of the
+    /// stateless revision cancels: played by closing the live request's stream too.
+    by_stream: bool,
+}
+
+/// The request id (raw JSON) a `$http/cancelled` entry names: its client closed that
+/// request's stream.
+pub(super) fn by_stream(e: &Entry) -> Option<String> {
+    match Lifecycle::of(e)? {
+        Lifecycle::HttpCancelled { request_id, .. } => request_id,
+        _ => None,
+    }
 }
 
 /// The recorded cancel of `request` among the entries after it (`rest`), when it was
@@ -42,9 +55,10 @@ pub(super) fn recorded(request: &Entry, rest: &[&Entry]) -> Option<Cancel> {
             && matches!(e.message.kind(), Kind::Response | Kind::Error)
     };
     let entry = rest.iter().take_while(|e| !answered(e)).find(|e| {
-        e.meta.dir == Direction::Send
+        let sent = e.meta.dir == Direction::Send
             && e.message.method() == Some("notifications/cancelled")
-            && message::raw_member(e.message.text(), &["params", "requestId"]) == Some(id)
+            && message::raw_member(e.message.text(), &["params", "requestId"]) == Some(id);
+        sent || by_stream(e).as_deref() == Some(id)
     })?;
     let ts = |e: &Entry| humantime::parse_rfc3339(e.meta.ts.as_deref()?).ok();
     let after = match (ts(request), ts(entry)) {
@@ -55,6 +69,7 @@ pub(super) fn recorded(request: &Entry, rest: &[&Entry]) -> Option<Cancel> {
         line: entry.line,
         message: entry.message.clone(),
         after,
+        by_stream: entry.meta.dir == Direction::Lifecycle,
     })
 }
 
@@ -77,10 +92,20 @@ impl<L: Link> Player<'_, L> {
         }
         self.cancelled.insert(want.to_owned());
         self.played_cancels.insert(cancel.line);
+        played.class = Class::Cancelled;
+        if cancel.by_stream {
+            // Its stream is gone: no answer can follow.
+            self.link.cancel(want).await;
+            played.reason = Some(format!(
+                "cancelled at its recorded point, {} ms after the request, by closing its stream (tape line {})",
+                cancel.after.as_millis(),
+                cancel.line
+            ));
+            return None;
+        }
         // A server that cannot take it shows as its end, in `next`.
         let _ = self.link.send(cancel.message.clone()).await;
         let after = tokio::time::timeout(CANCEL_GRACE, self.answer(line, want)).await;
-        played.class = Class::Cancelled;
         let answered = match after {
             Ok(Some(live)) => {
                 played.live = Some(live.text().to_owned());
