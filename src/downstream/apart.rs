@@ -168,10 +168,13 @@ impl Spacing {
     /// each answer that directly follows a notification, where it waits for the client's
     /// read. Without a backlog, or without such a pair, it is one write. A line cut
     /// across chunks is not classified (its head went out with the chunk before).
+    /// `written` is shown each piece once it is written, before any wait: what the client
+    /// does on reading a notification must never reach the tape before the notification.
     pub async fn write_chunk<W: AsyncWrite + Unpin>(
         &mut self,
         dst: &mut W,
         chunk: &[u8],
+        mut written: impl FnMut(&[u8]),
     ) -> std::io::Result<()> {
         let mut from = 0;
         if self.backlog.is_some() {
@@ -186,6 +189,7 @@ impl Spacing {
                     if line_start > from {
                         dst.write_all(&chunk[from..line_start]).await?;
                         dst.flush().await?;
+                        written(&chunk[from..line_start]);
                         from = line_start;
                     }
                     self.wait().await;
@@ -198,7 +202,9 @@ impl Spacing {
             }
         }
         dst.write_all(&chunk[from..]).await?;
-        dst.flush().await
+        dst.flush().await?;
+        written(&chunk[from..]);
+        Ok(())
     }
 }
 

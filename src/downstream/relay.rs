@@ -136,20 +136,25 @@ where
         let chunk = buf.split();
         progress.steps.fetch_add(1, Ordering::Relaxed);
         progress.writing.store(true, Ordering::Relaxed);
-        let written = spacing.write_chunk(&mut dst, &chunk).await.is_ok();
+        // Each piece is shown to the layers as soon as it is written (before a wait for
+        // the client's read), so the tape keeps the order the client saw.
+        let written = spacing
+            .write_chunk(&mut dst, &chunk, |piece| {
+                if let Some((cutter, layers)) = &mut cutter {
+                    layers.with(|layers| cutter.push(piece, layers));
+                }
+            })
+            .await
+            .is_ok();
         progress.writing.store(false, Ordering::Relaxed);
         progress.steps.fetch_add(1, Ordering::Relaxed);
         if !written {
             return PumpEnd::SinkGone;
         }
-        if let Some((cutter, layers)) = &mut cutter {
-            let wait = layers.with(|layers| {
-                cutter.push(&chunk, layers);
-                layers.room_wait()
-            });
-            if let Some(wait) = wait {
-                wait.await;
-            }
+        if let Some((_, layers)) = &cutter
+            && let Some(wait) = layers.with(|layers| layers.room_wait())
+        {
+            wait.await;
         }
     }
     // A last line without its newline was forwarded too: show it.

@@ -47,3 +47,48 @@ fn the_typescript_sdk_sees_every_recorded_progress_notification_in_replay() {
     assert_eq!(replay(false), "progress [1,2,3] lost 0");
     assert_eq!(replay(true), "progress [1,2,3] lost 0");
 }
+
+/// The tape keeps the order the client saw: a server write of a notification and an
+/// answer is split where the proxy waits for the client to read the notification, and what
+/// the client sends on reading it (here `tools/list`) is recorded after the notification,
+/// so that replay, which gives a server message once what caused it has come, can play it.
+#[test]
+fn what_a_client_sends_on_reading_a_notification_is_taped_after_it_and_replays() {
+    let env = Env::new();
+    let tape = env.path("order.ndjson");
+    let tape_arg = tape.to_string_lossy().into_owned();
+    let client = [python(), peer("tap_order_client.py")];
+    let server = [python(), peer("tap_order_server.py")];
+    let mcptape = bin().to_string_lossy().into_owned();
+    for _ in 0..5 {
+        let _ = std::fs::remove_file(&tape);
+        let mut cmd = env.mcptape(["record", &tape_arg, "--"]);
+        cmd.args(&client)
+            .args([mcptape.as_str(), "proxy", "--server", "order", "--"])
+            .args(&server);
+        let out = run(cmd);
+        assert!(out.status.success(), "{}", text(&out));
+        let entries = tape_entries(&tape);
+        let at = |what: &str| {
+            entries
+                .iter()
+                .position(|e| e.to_string().contains(what))
+                .unwrap_or_else(|| panic!("no {what} in {entries:?}"))
+        };
+        assert!(
+            at("notifications/tools/list_changed") < at(r#""method":"tools/list""#),
+            "tools/list, sent on reading the notification, is taped before it: {entries:?}"
+        );
+        let mut cmd = env.mcptape(["replay", &tape_arg, "--"]);
+        cmd.args(&client)
+            .args([mcptape.as_str(), "proxy", "--server", "order", "--"])
+            .args(&server);
+        let out = run(cmd);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("client done"),
+            "{}",
+            text(&out)
+        );
+    }
+}
