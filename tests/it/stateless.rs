@@ -492,3 +492,39 @@ fn in_front_replay_a_probe_the_tape_lacks_gets_method_not_found_and_the_run_pass
     assert!(body.contains("serverInfo"), "{body}");
     assert!(front.stop().success(), "the probe is no divergence");
 }
+
+/// Review of issue 13, item 3: a stateless session recorded through the HTTP front (one
+/// connection per exchange) replays through the stdio front for the same client: every
+/// request is matched on its own (only the first was: one live connection got one
+/// recorded connection), and every exchange counts as replayed.
+#[test]
+fn a_stateless_session_recorded_through_the_http_front_replays_through_the_stdio_front() {
+    let env = Env::new();
+    let tape = env.path("front.ndjson").display().to_string();
+    let server = ModernServer::start();
+    let front = Front::start_as(&env, "py", &["--url", &server.url, "--record", &tape]);
+    let recorded = client(&env, std::slice::from_ref(&front.url));
+    assert!(front.stop().success());
+    assert_modern(&recorded, "through the front");
+    let url = server.url.clone();
+    drop(server);
+
+    let mut replay = env.mcptape(["replay", &tape, "--", &python()]);
+    replay.arg(peer("py_modern_client.py")).arg("--").args([
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "py".into(),
+        "--url".into(),
+        url,
+    ]);
+    let out = run(replay);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("UNUSED"), "every exchange replayed: {said}");
+    assert_eq!(
+        steps(&out),
+        recorded,
+        "the replay answers as the server did"
+    );
+}

@@ -74,3 +74,42 @@ fn a_stateless_call_still_goes_to_the_stateless_connection() {
     assert!(verdict.ok(), "{}", verdict.describe());
     assert_eq!(verdict.conn.as_deref(), Some("a-1"));
 }
+
+const START: &str = r#"{"jsonrpc":"2.0","method":"$transport/start","params":{"url":"http://h/mcp","front":"http"}}"#;
+const DONE: &str =
+    r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"reason":"exchange done"}}"#;
+const MODERN_CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+const MODERN_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+const LISTED: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
+
+/// Review of issue 13, item 3: the HTTP front's one-exchange connections serve one live
+/// stateless client request by request, its verdict naming every connection used.
+#[test]
+fn a_stateless_client_is_served_by_the_front_exchanges_for_its_whole_connection() {
+    let (mut picker, _dir) = picker(&[
+        ("x-1", "lifecycle", START),
+        ("x-1", "send", MODERN_CALL),
+        ("x-1", "recv", STATELESS_ANSWER),
+        ("x-1", "lifecycle", DONE),
+        ("x-2", "lifecycle", START),
+        ("x-2", "send", MODERN_LIST),
+        ("x-2", "recv", LISTED),
+        ("x-2", "lifecycle", DONE),
+    ]);
+    picker.start();
+    let list = MODERN_LIST.replace(r#""id":2"#, r#""id":7"#);
+    assert_eq!(
+        texts(picker.on_client(list.as_bytes())),
+        [LISTED.replace(r#""id":2"#, r#""id":7"#)]
+    );
+    assert_eq!(
+        texts(picker.on_client(MODERN_CALL.as_bytes())),
+        [STATELESS_ANSWER]
+    );
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+    assert_eq!(verdict.matched, 2);
+    let mut used: Vec<String> = verdict.conn.into_iter().chain(verdict.also).collect();
+    used.sort();
+    assert_eq!(used, ["x-1", "x-2"]);
+}
