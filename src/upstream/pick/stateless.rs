@@ -4,8 +4,8 @@
 //! The HTTP front records each sessionless request as a connection of its own, closed
 //! `exchange done`. The stateless revision's server infers nothing from earlier requests
 //! on the same connection, so when a live client's decisive message (its first that is
-//! not handshake) is a stateless request ([`Era::of`]) and the first candidate is such a
-//! one-exchange connection, the live connection is served by [`Exchanges`] for the rest
+//! not handshake) is a stateless request ([`Era::of`]) and the first candidate recorded
+//! without `initialize` is such a one-exchange connection, the live connection is served by [`Exchanges`] for the rest
 //! of its life — what it sent before (a probe) is matched there too, as history. A
 //! recorded refusal reaches a stdio client as the JSON-RPC error a live proxy gives it.
 //! Its verdict is the merge of the exchanges' verdicts: it names every recorded
@@ -17,7 +17,8 @@ use std::time::Duration;
 use super::Picker;
 use crate::era::Era;
 use crate::error::HttpError;
-use crate::message::Message;
+use crate::message::{Kind, Message};
+use crate::tape::Direction;
 use crate::tape::close::{Close, CloseReason};
 use crate::upstream::http::error_for;
 use crate::upstream::replay::Out;
@@ -44,30 +45,38 @@ impl Picker {
         Some(out)
     }
 
-    /// True when the first candidate holds one client request and was closed `exchange
-    /// done`: a sessionless exchange of the HTTP front.
+    /// True when the first candidate recorded without `initialize` holds one client
+    /// request and was closed `exchange done`: a sessionless exchange of the HTTP front.
+    /// (Connections of the other era ahead of it in the tape are passed over.)
     fn first_is_exchange(&self) -> bool {
-        let Some(&c) = self.candidates.first() else {
-            return false;
-        };
-        let (tape, conn) = self.tape.connection(c);
-        let done = matches!(
-            Ending::of(&tape, &conn),
-            Ending::Closed(Close {
-                reason: Some(CloseReason::ExchangeDone),
-                ..
-            })
-        );
-        let requests = conn
-            .entries
-            .iter()
-            .map(|&e| &tape.entries[e])
-            .filter(|e| {
-                e.meta.dir == crate::tape::Direction::Send
-                    && e.message.kind() == crate::message::Kind::Request
-            })
-            .count();
-        done && requests == 1
+        for &c in &self.candidates {
+            let (tape, conn) = self.tape.connection(c);
+            let sends: Vec<_> = conn
+                .entries
+                .iter()
+                .map(|&e| &tape.entries[e])
+                .filter(|e| e.meta.dir == Direction::Send)
+                .collect();
+            if sends
+                .iter()
+                .any(|e| e.message.method() == Some("initialize"))
+            {
+                continue;
+            }
+            let requests = sends
+                .iter()
+                .filter(|e| e.message.kind() == Kind::Request)
+                .count();
+            let done = matches!(
+                Ending::of(&tape, &conn),
+                Ending::Closed(Close {
+                    reason: Some(CloseReason::ExchangeDone),
+                    ..
+                })
+            );
+            return done && requests == 1;
+        }
+        false
     }
 
     /// The merged verdict of the exchanges used.

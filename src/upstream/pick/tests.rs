@@ -113,3 +113,60 @@ fn a_stateless_client_is_served_by_the_front_exchanges_for_its_whole_connection(
     used.sort();
     assert_eq!(used, ["x-1", "x-2"]);
 }
+
+/// A session of the other era ahead of the exchanges in the tape is passed over.
+#[test]
+fn a_session_ahead_of_the_front_exchanges_does_not_keep_a_stateless_client_from_them() {
+    let (mut picker, _dir) = picker(&[
+        ("b-1", "send", INIT),
+        ("b-1", "recv", INIT_ANSWER),
+        ("b-1", "send", CALL),
+        ("b-1", "recv", SESSION_ANSWER),
+        ("x-1", "lifecycle", START),
+        ("x-1", "send", MODERN_CALL),
+        ("x-1", "recv", STATELESS_ANSWER),
+        ("x-1", "lifecycle", DONE),
+        ("x-2", "lifecycle", START),
+        ("x-2", "send", MODERN_LIST),
+        ("x-2", "recv", LISTED),
+        ("x-2", "lifecycle", DONE),
+    ]);
+    picker.start();
+    assert_eq!(
+        texts(picker.on_client(MODERN_CALL.as_bytes())),
+        [STATELESS_ANSWER]
+    );
+    assert_eq!(texts(picker.on_client(MODERN_LIST.as_bytes())), [LISTED]);
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+    assert_eq!(verdict.matched, 2);
+}
+
+/// Through stdio, a recorded refusal is the JSON-RPC error a live proxy gives.
+#[test]
+fn a_refused_exchange_reaches_a_stdio_client_as_the_error_a_live_proxy_gives() {
+    let refused =
+        r#"{"jsonrpc":"2.0","method":"$http/status","params":{"status":400,"body":"bad call"}}"#;
+    let (mut picker, _dir) = picker(&[
+        ("x-1", "lifecycle", START),
+        ("x-1", "send", MODERN_CALL),
+        ("x-1", "lifecycle", refused),
+        ("x-1", "lifecycle", DONE),
+        ("x-2", "lifecycle", START),
+        ("x-2", "send", MODERN_LIST),
+        ("x-2", "recv", LISTED),
+        ("x-2", "lifecycle", DONE),
+    ]);
+    picker.start();
+    let out = texts(picker.on_client(MODERN_CALL.as_bytes()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 1);
+    let text = err["error"]["message"].as_str().expect("text");
+    assert!(
+        text.contains("HTTP 400") && text.contains("bad call"),
+        "{text}"
+    );
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+}
