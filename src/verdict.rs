@@ -59,6 +59,10 @@ pub struct Verdict {
     /// the tape lost, or what came past its end (replay of the connection stops there).
     #[serde(default)]
     pub tape_end: Option<String>,
+    /// The other recorded connections this client was served from, after [`Self::conn`]
+    /// (a stateless client replayed exchange by exchange, each recorded on its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
 }
 
 impl Verdict {

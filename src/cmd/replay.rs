@@ -107,6 +107,11 @@ fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> bool {
     let used: HashSet<(&str, &str)> = verdicts
         .iter()
         .filter_map(|v| Some((v.server.as_str(), v.conn.as_deref()?)))
+        .chain(
+            verdicts
+                .iter()
+                .flat_map(|v| v.also.iter().map(|c| (v.server.as_str(), c.as_str()))),
+        )
         .collect();
     for conn in &tape.conns {
         let replayed = servers.is_empty() || servers.contains(&conn.server);

@@ -16,6 +16,9 @@
 //! candidate's entries only when it builds that candidate's engine. A connection that
 //! may have lost an entry to a torn line ([`crate::tape::torn`]) fails its verdict,
 //! naming the line, however its replay went.
+//!
+//! A stateless client whose first candidate is a sessionless exchange the HTTP front
+//! recorded is served exchange by exchange instead ([`stateless`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +26,7 @@ use std::sync::Arc;
 use crate::message::{self, Kind, Message, Shape};
 use crate::report;
 use crate::tape::ServerTape;
+use crate::upstream::replay::stateless::Exchanges;
 use crate::upstream::replay::{DIVERGED_CODE, Options, Out, Replay, ServerFacts, error_line};
 use crate::verdict::Verdict;
 
@@ -51,6 +55,8 @@ pub struct Picker {
     /// The connection (index into the tape) of the chosen engine.
     chosen_conn: Option<usize>,
     problem: Option<String>,
+    /// Set when a stateless client is served exchange by exchange ([`stateless`]).
+    exchanges: Option<Exchanges>,
 }
 
 impl Picker {
@@ -73,6 +79,7 @@ impl Picker {
             chosen: None,
             chosen_conn: None,
             problem: None,
+            exchanges: None,
         };
         if tape.server != server || tape.is_empty() {
             let held: Vec<&str> = tape.servers.iter().map(String::as_str).collect();
@@ -154,6 +161,12 @@ impl Picker {
         if let Some(engine) = &mut self.chosen {
             return engine.on_client(text);
         }
+        if let Some(all) = &mut self.exchanges {
+            if message::shape(text) != Shape::Object {
+                return Vec::new();
+            }
+            return stateless::replies(all, &Message::new(text.to_vec()));
+        }
         if let Some(problem) = &self.problem {
             return refuse(text, problem);
         }
@@ -173,6 +186,9 @@ impl Picker {
             {
                 return other;
             }
+            return out;
+        }
+        if let Some(out) = self.by_exchange(&Message::new(text.to_vec())) {
             return out;
         }
         // The first candidate whose script accepts the message, built as needed.
@@ -247,6 +263,9 @@ impl Picker {
     /// The verdict, once the client has hung up. A client that never got past the
     /// handshake is held to the first candidate.
     pub fn finish(mut self) -> Verdict {
+        if let Some(all) = &self.exchanges {
+            return Picker::exchanges_verdict(all, &self.server);
+        }
         if self.chosen.is_none()
             && self.problem.is_none()
             && let Some(first) = self.first.take()
@@ -292,6 +311,8 @@ fn refuse(text: &[u8], problem: &str) -> Vec<Out> {
         _ => Vec::new(),
     }
 }
+
+mod stateless;
 
 #[cfg(test)]
 mod tests;

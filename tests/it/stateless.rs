@@ -373,3 +373,163 @@ fn call_speaks_the_stateless_revision_when_the_server_offers_it_and_replays_it()
     assert!(replayed.status.success(), "{}", text(&replayed));
     assert_eq!(replayed.stdout, recorded.stdout);
 }
+
+/// [`post`], failing rather than waiting past the deadline for an answer that never ends.
+fn post_within(url: &str, headers: &str, body: &str) -> (String, String) {
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut s = std::net::TcpStream::connect(authority).expect("connect to the front");
+    s.set_read_timeout(Some(DEADLINE)).expect("read timeout");
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    let mut answer = Vec::new();
+    if let Err(e) = s.read_to_end(&mut answer) {
+        panic!(
+            "the front did not finish its answer to {body} within {DEADLINE:?} ({e}); so far: {}",
+            String::from_utf8_lossy(&answer)
+        );
+    }
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer.lines().next().unwrap_or("").to_owned();
+    (status, answer)
+}
+
+/// A tape of server `py` from (conn, dir, message) triples.
+fn write_tape(path: &std::path::Path, lines: &[(&str, &str, &str)]) {
+    let text: String = lines
+        .iter()
+        .map(|(conn, dir, msg)| {
+            let meta = format!(
+                r#""_meta":{{"dir":"{dir}","server":"py","ts":"2026-07-28T00:00:00.000Z","conn":"{conn}"}}}}"#
+            );
+            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
+        })
+        .collect();
+    std::fs::write(path, text).expect("tape");
+}
+
+const FRONT_START: &str = r#"{"jsonrpc":"2.0","method":"$transport/start","params":{"url":"http://127.0.0.1:1/mcp","front":"http"}}"#;
+const EXCHANGE_DONE: &str =
+    r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"reason":"exchange done"}}"#;
+
+fn discover(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{{MODERN_META}}}}}"#
+    )
+}
+
+/// Review of issue 13, item 1: a recorded refusal is answered with its status (it got no
+/// answer at all, the POST waiting for ever).
+#[test]
+fn in_front_replay_a_refused_exchange_gets_its_recorded_status() {
+    let env = Env::new();
+    let tape = env.path("refused.ndjson");
+    let probe = discover(1);
+    let refused = r#"{"jsonrpc":"2.0","method":"$http/status","params":{"status":400,"body":"Bad Request: Missing session ID"}}"#;
+    write_tape(
+        &tape,
+        &[
+            ("a", "lifecycle", FRONT_START),
+            ("a", "send", &probe),
+            ("a", "lifecycle", refused),
+            ("a", "lifecycle", EXCHANGE_DONE),
+        ],
+    );
+    let front = Front::start_as(&env, "py", &["--replay", &tape.display().to_string()]);
+    let (status, body) = post_within(&front.url, "", &discover(5));
+    assert!(status.contains("400"), "{body}");
+    assert!(body.contains("Missing session ID"), "{body}");
+    assert!(front.stop().success(), "replayed as recorded");
+}
+
+/// Review of issue 13, item 1: an exchange whose answer a cut recording lost gets the
+/// tape-end error and fails the replay (it got no answer, and the run passed).
+#[test]
+fn in_front_replay_an_exchange_a_cut_recording_lost_gets_the_tape_end_error_and_fails() {
+    let env = Env::new();
+    let cut = env.path("cut.ndjson");
+    let list =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
+    write_tape(
+        &cut,
+        &[("b", "lifecycle", FRONT_START), ("b", "send", &list)],
+    );
+    let front = Front::start_as(&env, "py", &["--replay", &cut.display().to_string()]);
+    let (status, body) = post_within(&front.url, "", &list);
+    assert!(status.contains("200"), "{body}");
+    assert!(
+        body.contains("-32090") && body.contains("the tape ends here"),
+        "{body}"
+    );
+    assert_eq!(
+        front.stop().code(),
+        Some(3),
+        "the lost answer fails the replay"
+    );
+}
+
+/// Review of issue 13, item 2: a sessionless probe against a tape of the other era only
+/// gets method-not-found (so its client falls back to `initialize`), a note, not a
+/// divergence (it used to fail the run).
+#[test]
+fn in_front_replay_a_probe_the_tape_lacks_gets_method_not_found_and_the_run_passes() {
+    let env = Env::new();
+    let tape = env.path("legacy.ndjson");
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+    write_tape(
+        &tape,
+        &[
+            ("s", "lifecycle", FRONT_START),
+            ("s", "send", init),
+            ("s", "recv", answer),
+        ],
+    );
+    let front = Front::start_as(&env, "py", &["--replay", &tape.display().to_string()]);
+    let (status, body) = post_within(&front.url, "", &discover(1));
+    assert!(status.contains("200"), "{body}");
+    assert!(body.contains("-32601"), "method not found: {body}");
+    let (status, body) = post(&front.url, "", init);
+    assert!(status.contains("200"), "{body}");
+    assert!(body.contains("serverInfo"), "{body}");
+    assert!(front.stop().success(), "the probe is no divergence");
+}
+
+/// Review of issue 13, item 3: a stateless session recorded through the HTTP front (one
+/// connection per exchange) replays through the stdio front for the same client: every
+/// request is matched on its own (only the first was: one live connection got one
+/// recorded connection), and every exchange counts as replayed.
+#[test]
+fn a_stateless_session_recorded_through_the_http_front_replays_through_the_stdio_front() {
+    let env = Env::new();
+    let tape = env.path("front.ndjson").display().to_string();
+    let server = ModernServer::start();
+    let front = Front::start_as(&env, "py", &["--url", &server.url, "--record", &tape]);
+    let recorded = client(&env, std::slice::from_ref(&front.url));
+    assert!(front.stop().success());
+    assert_modern(&recorded, "through the front");
+    let url = server.url.clone();
+    drop(server);
+
+    let mut replay = env.mcptape(["replay", &tape, "--", &python()]);
+    replay.arg(peer("py_modern_client.py")).arg("--").args([
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "py".into(),
+        "--url".into(),
+        url,
+    ]);
+    let out = run(replay);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("UNUSED"), "every exchange replayed: {said}");
+    assert_eq!(
+        steps(&out),
+        recorded,
+        "the replay answers as the server did"
+    );
+}

@@ -74,3 +74,99 @@ fn a_stateless_call_still_goes_to_the_stateless_connection() {
     assert!(verdict.ok(), "{}", verdict.describe());
     assert_eq!(verdict.conn.as_deref(), Some("a-1"));
 }
+
+const START: &str = r#"{"jsonrpc":"2.0","method":"$transport/start","params":{"url":"http://h/mcp","front":"http"}}"#;
+const DONE: &str =
+    r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"reason":"exchange done"}}"#;
+const MODERN_CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+const MODERN_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+const LISTED: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
+
+/// Review of issue 13, item 3: the HTTP front's one-exchange connections serve one live
+/// stateless client request by request, its verdict naming every connection used.
+#[test]
+fn a_stateless_client_is_served_by_the_front_exchanges_for_its_whole_connection() {
+    let (mut picker, _dir) = picker(&[
+        ("x-1", "lifecycle", START),
+        ("x-1", "send", MODERN_CALL),
+        ("x-1", "recv", STATELESS_ANSWER),
+        ("x-1", "lifecycle", DONE),
+        ("x-2", "lifecycle", START),
+        ("x-2", "send", MODERN_LIST),
+        ("x-2", "recv", LISTED),
+        ("x-2", "lifecycle", DONE),
+    ]);
+    picker.start();
+    let list = MODERN_LIST.replace(r#""id":2"#, r#""id":7"#);
+    assert_eq!(
+        texts(picker.on_client(list.as_bytes())),
+        [LISTED.replace(r#""id":2"#, r#""id":7"#)]
+    );
+    assert_eq!(
+        texts(picker.on_client(MODERN_CALL.as_bytes())),
+        [STATELESS_ANSWER]
+    );
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+    assert_eq!(verdict.matched, 2);
+    let mut used: Vec<String> = verdict.conn.into_iter().chain(verdict.also).collect();
+    used.sort();
+    assert_eq!(used, ["x-1", "x-2"]);
+}
+
+/// A session of the other era ahead of the exchanges in the tape is passed over.
+#[test]
+fn a_session_ahead_of_the_front_exchanges_does_not_keep_a_stateless_client_from_them() {
+    let (mut picker, _dir) = picker(&[
+        ("b-1", "send", INIT),
+        ("b-1", "recv", INIT_ANSWER),
+        ("b-1", "send", CALL),
+        ("b-1", "recv", SESSION_ANSWER),
+        ("x-1", "lifecycle", START),
+        ("x-1", "send", MODERN_CALL),
+        ("x-1", "recv", STATELESS_ANSWER),
+        ("x-1", "lifecycle", DONE),
+        ("x-2", "lifecycle", START),
+        ("x-2", "send", MODERN_LIST),
+        ("x-2", "recv", LISTED),
+        ("x-2", "lifecycle", DONE),
+    ]);
+    picker.start();
+    assert_eq!(
+        texts(picker.on_client(MODERN_CALL.as_bytes())),
+        [STATELESS_ANSWER]
+    );
+    assert_eq!(texts(picker.on_client(MODERN_LIST.as_bytes())), [LISTED]);
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+    assert_eq!(verdict.matched, 2);
+}
+
+/// Through stdio, a recorded refusal is the JSON-RPC error a live proxy gives.
+#[test]
+fn a_refused_exchange_reaches_a_stdio_client_as_the_error_a_live_proxy_gives() {
+    let refused =
+        r#"{"jsonrpc":"2.0","method":"$http/status","params":{"status":400,"body":"bad call"}}"#;
+    let (mut picker, _dir) = picker(&[
+        ("x-1", "lifecycle", START),
+        ("x-1", "send", MODERN_CALL),
+        ("x-1", "lifecycle", refused),
+        ("x-1", "lifecycle", DONE),
+        ("x-2", "lifecycle", START),
+        ("x-2", "send", MODERN_LIST),
+        ("x-2", "recv", LISTED),
+        ("x-2", "lifecycle", DONE),
+    ]);
+    picker.start();
+    let out = texts(picker.on_client(MODERN_CALL.as_bytes()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 1);
+    let text = err["error"]["message"].as_str().expect("text");
+    assert!(
+        text.contains("HTTP 400") && text.contains("bad call"),
+        "{text}"
+    );
+    let verdict = picker.finish();
+    assert!(verdict.ok(), "{}", verdict.describe());
+}

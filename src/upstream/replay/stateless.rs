@@ -16,6 +16,15 @@
 //! request, and the verdicts ([`Exchanges::verdicts`]) say so. Each recorded connection
 //! any exchange was used from has a verdict; its exchanges never used are leftovers.
 //!
+//! An exchange the server refused (a recorded `$http/status`) is answered with that
+//! refusal ([`Reply::Refused`]: the front answers the same status, stdio a JSON-RPC
+//! error); one its client cancelled (`$http/cancelled`) gets nothing, as recorded; one
+//! whose outcome a cut recording lost gets the tape-end divergence error, and its
+//! connection's verdict fails ([`outcome`]). A live `server/discover` no exchange
+//! matches is no divergence: it gets the server's recorded answer to one elsewhere in
+//! the tape (a session's, too), or its recorded refusal of one, else method-not-found,
+//! so that its client falls back — a note in the verdicts.
+//!
 //! [`StatelessLink`] is the [`Link`] of one such request: what the front's session task
 //! drives, like any other link. It never ends the exchanges' state: they are shared by
 //! every sessionless request of the front.
@@ -23,14 +32,22 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use crate::error::{LinkError, Result};
+use crate::error::{HttpError, LinkError, Result};
 use crate::matcher::{self, Matcher};
 use crate::message::{self, Kind, Message};
 use crate::tape::close::CloseReason;
 use crate::tape::{Direction, ServerTape};
 use crate::upstream::replay::{DIVERGED_CODE, Options, error_line, summary};
+use crate::upstream::script::Ending;
 use crate::upstream::{Closed, Incoming, Link};
 use crate::verdict::{Leftover, Mismatch, Verdict};
+
+mod outcome;
+
+use outcome::{Outcome, Probe};
+
+/// The JSON-RPC code of a method the server does not have.
+const METHOD_NOT_FOUND: i64 = -32601;
 
 /// Where a request names its progress token.
 const TOKEN: [&str; 3] = ["params", "_meta", "progressToken"];
@@ -44,7 +61,23 @@ struct Exchange {
     request: Message,
     /// What went to the client for it, in recorded order, the answer last.
     given: Vec<Message>,
+    /// How it ended: answered, refused, cancelled, or lost.
+    outcome: Outcome,
     used: bool,
+}
+
+/// What a live request is given, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// A line for the client (no newline).
+    Line(Vec<u8>),
+    /// The recorded refusal: the HTTP status and body the server answered.
+    Refused {
+        /// The status code.
+        status: u16,
+        /// The answer's body.
+        body: String,
+    },
 }
 
 /// A recorded connection exchanges come from.
@@ -53,6 +86,8 @@ struct Conn {
     id: String,
     first_line: usize,
     used: bool,
+    /// Where its recording ended before an exchange used had its outcome.
+    tape_end: Option<String>,
 }
 
 /// Every stateless exchange of one server in a tape, and what the live requests used.
@@ -69,6 +104,10 @@ pub struct Exchanges {
     answered: usize,
     /// The divergences, in order.
     diverged: Vec<Mismatch>,
+    /// The server's recorded outcome of a `server/discover` anywhere in the tape.
+    probe: Option<Probe>,
+    /// What is worth knowing but no failure.
+    notes: Vec<String>,
 }
 
 /// The exchanges, shared by the front's sessionless requests.
@@ -86,10 +125,15 @@ impl Exchanges {
             matched: 0,
             answered: 0,
             diverged: Vec::new(),
+            probe: None,
+            notes: Vec::new(),
         };
         for i in 0..tape.len() {
             let (t, conn) = tape.connection(i);
             let entries: Vec<_> = conn.entries.iter().map(|&e| &t.entries[e]).collect();
+            if all.probe.is_none() {
+                all.probe = outcome::probe(&entries);
+            }
             let sends = || entries.iter().filter(|e| e.meta.dir == Direction::Send);
             if sends().any(|e| e.message.method() == Some("initialize")) {
                 continue;
@@ -105,7 +149,9 @@ impl Exchanges {
                 id: conn.id.clone(),
                 first_line: entries.first().map_or(0, |e| e.line),
                 used: false,
+                tape_end: None,
             });
+            let ending = Ending::of(&t, &conn);
             for (at, e) in entries.iter().enumerate() {
                 if e.meta.dir != Direction::Send || e.message.kind() != Kind::Request {
                     continue;
@@ -113,6 +159,7 @@ impl Exchanges {
                 let id = e.message.id();
                 let token = message::raw_member(e.message.text(), &TOKEN);
                 let mut given = Vec::new();
+                let mut answered = false;
                 for r in entries[at + 1..]
                     .iter()
                     .filter(|r| r.meta.dir == Direction::Recv)
@@ -121,6 +168,7 @@ impl Exchanges {
                     if matches!(m.kind(), Kind::Response | Kind::Error) {
                         if m.id() == id {
                             given.push(m.clone());
+                            answered = true;
                             break;
                         }
                         continue;
@@ -137,6 +185,7 @@ impl Exchanges {
                     line: e.line,
                     request: e.message.clone(),
                     given,
+                    outcome: outcome::outcome(&entries, at, answered, requests == 1, &ending),
                     used: false,
                 });
             }
@@ -145,9 +194,10 @@ impl Exchanges {
     }
 
     /// What the client gets for the live message `live`: the recorded messages of the
-    /// exchange it matches, rewritten for it, or the divergence error. A notification or
-    /// an answer gets nothing (nothing is owed for it).
-    pub fn answer(&mut self, live: &Message) -> Vec<Vec<u8>> {
+    /// exchange it matches, rewritten for it, then its recorded refusal or the tape-end
+    /// error when it has one; or the divergence error. A notification or an answer gets
+    /// nothing (nothing is owed for it).
+    pub fn answer(&mut self, live: &Message) -> Vec<Reply> {
         let Some(id) = live.id().filter(|_| live.kind() == Kind::Request) else {
             return Vec::new();
         };
@@ -156,7 +206,10 @@ impl Exchanges {
         let again = self.last.filter(|&l| fits(&self.list[l]));
         let again = again.or_else(|| self.list.iter().rposition(|e| e.used && fits(e)));
         let Some(i) = unused.or(again) else {
-            return vec![self.diverge(live, id)];
+            if live.method() == Some("server/discover") {
+                return vec![self.probed(id)];
+            }
+            return vec![Reply::Line(self.diverge(live, id))];
         };
         self.matched += 1;
         self.last = Some(i);
@@ -164,13 +217,63 @@ impl Exchanges {
         exchange.used = true;
         self.conns[exchange.conn].used = true;
         let token = message::raw_member(live.text(), &TOKEN);
-        let out: Vec<Vec<u8>> = exchange
+        let mut out: Vec<Reply> = exchange
             .given
             .iter()
-            .map(|m| rewrite(m, id, token))
+            .map(|m| Reply::Line(rewrite(m, id, token)))
             .collect();
         self.answered += out.len();
+        match &exchange.outcome {
+            Outcome::Answered | Outcome::Cancelled => {}
+            Outcome::Refused { status, body } => out.push(Reply::Refused {
+                status: *status,
+                body: body.clone(),
+            }),
+            Outcome::Lost(why) => {
+                let end = format!(
+                    "it holds no answer to {} (tape line {}); {why}",
+                    summary(&exchange.request),
+                    exchange.line
+                );
+                let conn = &mut self.conns[exchange.conn];
+                let text = format!(
+                    "mcptape replay of server `{}` connection `{}`: the tape ends here: {end}",
+                    self.server, conn.id
+                );
+                conn.tape_end.get_or_insert(end);
+                let mut line = error_line(id, DIVERGED_CODE, &text);
+                line.pop();
+                out.push(Reply::Line(line));
+            }
+        }
         out
+    }
+
+    /// The answer to a live `server/discover` (request `id`) no exchange matches: the
+    /// server's recorded outcome of one elsewhere in the tape, else method-not-found.
+    fn probed(&mut self, id: &str) -> Reply {
+        let (reply, how) = match &self.probe {
+            Some(Probe::Answer(m)) => (
+                Reply::Line(rewrite(m, id, None)),
+                "as the server answered one elsewhere in the tape",
+            ),
+            Some(Probe::Refused { status, body }) => (
+                Reply::Refused {
+                    status: *status,
+                    body: body.clone(),
+                },
+                "with the refusal the server gave one elsewhere in the tape",
+            ),
+            None => {
+                let mut line = error_line(id, METHOD_NOT_FOUND, "Method not found");
+                line.pop();
+                (Reply::Line(line), "with method-not-found")
+            }
+        };
+        self.notes.push(format!(
+            "the client sent a `server/discover` the tape holds no stateless exchange for: answered {how}"
+        ));
+        reply
     }
 
     /// The divergence of `live` (request `id`): its verdict kept, its error given.
@@ -255,6 +358,7 @@ impl Exchanges {
                     })
                     .collect(),
                 first_line: Some(conn.first_line),
+                tape_end: conn.tape_end.clone(),
                 ..Verdict::default()
             });
         }
@@ -273,6 +377,15 @@ impl Exchanges {
                     .collect(),
                 ..Verdict::default()
             });
+        }
+        match out.first_mut() {
+            Some(first) => first.notes.extend(self.notes.iter().cloned()),
+            None if !self.notes.is_empty() => out.push(Verdict {
+                server: self.server.clone(),
+                notes: self.notes.clone(),
+                ..Verdict::default()
+            }),
+            None => {}
         }
         out
     }
@@ -300,7 +413,7 @@ fn rewrite(recorded: &Message, id: &str, token: Option<&str>) -> Vec<u8> {
 /// One sessionless request replayed: the shared exchanges, and what it is owed.
 pub struct StatelessLink {
     shared: Shared,
-    queue: VecDeque<Message>,
+    queue: VecDeque<Incoming>,
 }
 
 impl StatelessLink {
@@ -319,13 +432,23 @@ impl Link for StatelessLink {
             Ok(mut all) => all.answer(&msg),
             Err(_) => Vec::new(),
         };
-        self.queue.extend(out.into_iter().map(Message::new));
+        self.queue.extend(out.into_iter().map(|reply| match reply {
+            Reply::Line(line) => Incoming::Message(Message::new(line)),
+            Reply::Refused { status, body } => Incoming::Refused {
+                request: msg.clone(),
+                error: HttpError::Status {
+                    url: "the tape".to_owned(),
+                    status,
+                    body: bytes::Bytes::from(body),
+                },
+            },
+        }));
         Ok(())
     }
 
     async fn next(&mut self) -> Option<Incoming> {
         match self.queue.pop_front() {
-            Some(m) => Some(Incoming::Message(m)),
+            Some(incoming) => Some(incoming),
             // Nothing is owed until the client says more.
             None => std::future::pending().await,
         }

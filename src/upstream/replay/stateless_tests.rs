@@ -39,9 +39,12 @@ fn live(text: &str) -> Message {
     Message::new(text.as_bytes().to_vec())
 }
 
-fn texts(out: Vec<Vec<u8>>) -> Vec<String> {
+fn texts(out: Vec<Reply>) -> Vec<String> {
     out.into_iter()
-        .map(|l| String::from_utf8(l).expect("utf8"))
+        .map(|r| match r {
+            Reply::Line(l) => String::from_utf8(l).expect("utf8"),
+            Reply::Refused { status, body } => format!("HTTP {status} {body}"),
+        })
         .collect()
 }
 
@@ -136,4 +139,88 @@ fn a_stdio_recorded_connection_is_a_sequence_of_exchanges_and_unused_ones_are_le
     assert_eq!(verdicts[0].matched, 1);
     let left: Vec<usize> = verdicts[0].leftovers.iter().map(|l| l.line).collect();
     assert_eq!(left, [1, 6]);
+}
+
+const REFUSED: &str =
+    r#"{"jsonrpc":"2.0","method":"$http/status","params":{"status":400,"body":"no session"}}"#;
+const DONE: &str =
+    r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"reason":"exchange done"}}"#;
+
+/// A recorded refusal (a 2025-era server's `400` to a sessionless probe) is the answer.
+#[test]
+fn a_refused_exchange_is_answered_with_its_recorded_refusal() {
+    let (mut all, _dir) = exchanges(&[
+        ("a", "send", DISCOVER),
+        ("a", "lifecycle", REFUSED),
+        ("a", "lifecycle", DONE),
+    ]);
+    assert_eq!(texts(all.answer(&live(DISCOVER))), ["HTTP 400 no session"]);
+    let verdicts = all.verdicts();
+    assert!(verdicts.iter().all(Verdict::ok), "{verdicts:?}");
+    assert_eq!(verdicts[0].matched, 1);
+}
+
+/// An exchange its client cancelled owes nothing; one a cut recording lost gets the
+/// tape-end error and fails its connection's verdict.
+#[test]
+fn a_cancelled_exchange_gets_nothing_and_a_cut_one_the_tape_end_error() {
+    let cancelled = r#"{"jsonrpc":"2.0","method":"$http/cancelled","params":{"reason":"the client closed its stream","requestId":2}}"#;
+    let (mut all, _dir) = exchanges(&[
+        ("b", "send", SLOW),
+        ("b", "recv", PROGRESS),
+        ("b", "lifecycle", cancelled),
+        ("b", "lifecycle", DONE),
+        ("c", "send", ASK),
+    ]);
+    assert_eq!(texts(all.answer(&live(SLOW))), [PROGRESS]);
+    let verdicts = all.verdicts();
+    assert!(verdicts.iter().all(Verdict::ok), "{verdicts:?}");
+    let out = texts(all.answer(&live(ASK)));
+    assert_eq!(out.len(), 1);
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["id"], 3);
+    assert_eq!(err["error"]["code"], DIVERGED_CODE);
+    let text = err["error"]["message"].as_str().expect("text");
+    assert!(text.contains("the tape ends here"), "{text}");
+    let verdicts = all.verdicts();
+    let cut = verdicts
+        .iter()
+        .find(|v| v.conn.as_deref() == Some("c"))
+        .expect("c's verdict");
+    assert!(!cut.ok() && cut.tape_end.is_some(), "{cut:?}");
+}
+
+/// A probe no exchange matches gets the server's discover answer from a session, or
+/// its recorded refusal of one, else method-not-found: a note, no divergence.
+#[test]
+fn a_probe_the_tape_lacks_is_answered_from_elsewhere_with_a_note() {
+    let (mut all, _dir) = exchanges(&[
+        ("legacy", "send", DISCOVER),
+        ("legacy", "recv", DISCOVERED),
+        ("legacy", "send", INIT),
+        ("legacy", "recv", INIT_ANSWER),
+    ]);
+    let probe = DISCOVER.replace(r#""id":1"#, r#""id":8"#);
+    assert_eq!(
+        texts(all.answer(&live(&probe))),
+        [DISCOVERED.replace(r#""id":1"#, r#""id":8"#)]
+    );
+    let verdicts = all.verdicts();
+    assert!(verdicts.iter().all(Verdict::ok), "{verdicts:?}");
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    assert!(verdicts[0].notes[0].contains("elsewhere"), "{verdicts:?}");
+
+    let (mut all, _dir) = exchanges(&[
+        ("legacy", "send", INIT),
+        ("legacy", "recv", INIT_ANSWER),
+        ("legacy", "send", DISCOVER),
+        ("legacy", "lifecycle", REFUSED),
+    ]);
+    assert_eq!(texts(all.answer(&live(&probe))), ["HTTP 400 no session"]);
+
+    let (mut all, _dir) = exchanges(&[("legacy", "send", INIT), ("legacy", "recv", INIT_ANSWER)]);
+    let out = texts(all.answer(&live(&probe)));
+    let err: serde_json::Value = serde_json::from_str(&out[0]).expect("json");
+    assert_eq!(err["error"]["code"], -32601);
+    assert!(all.verdicts().iter().all(Verdict::ok));
 }
