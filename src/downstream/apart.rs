@@ -23,7 +23,9 @@
 //! notifications after notifications go out as they come, and a terminal or a file has no
 //! backlog to wait for (nor has a descriptor the kernel will not answer about: the two
 //! queries are Linux's). While the pump waits it reads nothing else: a shutdown is seen
-//! when the wait ends, at most [`SEPARATE_READ_WAIT`] later.
+//! when the wait ends, at most [`SEPARATE_READ_WAIT`] later. A wait that runs out means
+//! the client is not reading: nothing waits again until it has read all it was given, so a
+//! client that stalls costs one wait, not one per answer.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
@@ -97,12 +99,25 @@ impl Backlog {
         (rc == 0).then(|| u64::try_from(n).unwrap_or(0))
     }
 
-    /// Waits until the client has read everything written so far, or `most` has passed.
-    pub async fn read_by_client(&self, most: Duration) {
+    /// Waits until the client has read everything written so far, or `most` has passed;
+    /// true when it has read it all.
+    pub async fn read_by_client(&self, most: Duration) -> bool {
         let until = tokio::time::Instant::now() + most;
-        while self.unread().is_some_and(|n| n > 0) && tokio::time::Instant::now() < until {
-            tokio::time::sleep(BACKLOG_POLL.min(until - tokio::time::Instant::now())).await;
+        loop {
+            if !self.unread().is_some_and(|n| n > 0) {
+                return true;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= until {
+                return false;
+            }
+            tokio::time::sleep(BACKLOG_POLL.min(until - now)).await;
         }
+    }
+
+    /// True when the client has read everything written so far.
+    fn drained(&self) -> bool {
+        !self.unread().is_some_and(|n| n > 0)
     }
 }
 
@@ -113,6 +128,10 @@ pub struct Spacing {
     after_notification: bool,
     /// The byte relay's last chunk ended inside a line.
     mid_line: bool,
+    /// A wait ran out: the client is not reading. Nothing waits again until it has read
+    /// all it was given, so a client that stalls costs one [`SEPARATE_READ_WAIT`], not one
+    /// per answer (while a wait lasts the server's output is not read, nor taped).
+    stalled: bool,
 }
 
 impl Spacing {
@@ -137,16 +156,26 @@ impl Spacing {
 
     /// True when a line of `kind` written now must first wait for the client's read: an
     /// answer right after a notification.
-    pub fn must_wait(&self, kind: Kind) -> bool {
-        self.after_notification
-            && self.backlog.is_some()
-            && matches!(kind, Kind::Response | Kind::Error)
+    pub fn must_wait(&mut self, kind: Kind) -> bool {
+        if !(self.after_notification && matches!(kind, Kind::Response | Kind::Error)) {
+            return false;
+        }
+        let Some(backlog) = &self.backlog else {
+            return false;
+        };
+        if self.stalled {
+            // Waiting again only once the client caught up (when there is nothing to wait
+            // for anyway).
+            self.stalled = !backlog.drained();
+            return false;
+        }
+        true
     }
 
     /// Waits until the client has read what was written (at most [`SEPARATE_READ_WAIT`]).
-    pub async fn wait(&self) {
+    pub async fn wait(&mut self) {
         if let Some(backlog) = &self.backlog {
-            backlog.read_by_client(SEPARATE_READ_WAIT).await;
+            self.stalled = !backlog.read_by_client(SEPARATE_READ_WAIT).await;
         }
     }
 

@@ -157,3 +157,32 @@ async fn the_pump_writes_an_answer_after_a_notification_once_the_client_has_read
     let pumped = pump.await.expect("join").expect("pump");
     assert_eq!(pumped.reason, CloseReason::ClientClosedStdin);
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_client_that_stops_reading_costs_one_wait_not_one_per_answer() {
+    let (mut theirs, mut ours) = std::io::pipe().expect("pipe");
+    let mut spacing = Spacing::new(Backlog::of(&ours));
+    ours.write_all(b"{\"method\":\"n\"}\n").expect("write");
+    spacing.wrote(Kind::Notification);
+    assert!(spacing.must_wait(Kind::Response));
+    let started = std::time::Instant::now();
+    spacing.wait().await;
+    assert!(
+        started.elapsed() >= SEPARATE_READ_WAIT,
+        "the client read nothing"
+    );
+    // Stalled: later answers after notifications do not wait while it has not caught up.
+    spacing.wrote(Kind::Notification);
+    assert!(!spacing.must_wait(Kind::Response));
+    spacing.wrote(Kind::Notification);
+    assert!(!spacing.must_wait(Kind::Error));
+    // Once it has read everything, the next such answer waits again.
+    theirs.read_exact(&mut [0; 15]).expect("read");
+    spacing.wrote(Kind::Notification);
+    assert!(
+        !spacing.must_wait(Kind::Response),
+        "caught up: nothing to wait for"
+    );
+    spacing.wrote(Kind::Notification);
+    assert!(spacing.must_wait(Kind::Response));
+}
