@@ -64,6 +64,9 @@ struct Exchange {
     /// How it ended: answered, refused, cancelled, or lost.
     outcome: Outcome,
     used: bool,
+    /// The request as the matcher compares it, computed once: a request that matches no
+    /// exchange is compared with every one, under the front's lock.
+    normalized: std::sync::OnceLock<serde_json::Value>,
 }
 
 /// What a live request is given, in order.
@@ -187,6 +190,7 @@ impl Exchanges {
                     given,
                     outcome: outcome::outcome(&entries, at, answered, requests == 1, &ending),
                     used: false,
+                    normalized: std::sync::OnceLock::new(),
                 });
             }
         }
@@ -201,7 +205,14 @@ impl Exchanges {
         let Some(id) = live.id().filter(|_| live.kind() == Kind::Request) else {
             return Vec::new();
         };
-        let fits = |e: &Exchange| self.matcher.matches(&e.request, live);
+        let live_norm = std::sync::OnceLock::new();
+        let fits = |e: &Exchange| {
+            let m = &self.matcher;
+            m.decides(&e.request, live).unwrap_or_else(|| {
+                let recorded = e.normalized.get_or_init(|| m.normalize(&e.request));
+                matcher::equal(recorded, live_norm.get_or_init(|| m.normalize(live)))
+            })
+        };
         let unused = self.list.iter().position(|e| !e.used && fits(e));
         let again = self.last.filter(|&l| fits(&self.list[l]));
         let again = again.or_else(|| self.list.iter().rposition(|e| e.used && fits(e)));
