@@ -53,6 +53,7 @@ pub mod listen;
 pub mod session;
 pub mod state;
 pub mod stateless;
+pub mod progress;
 
 pub use state::{Front, Served, Source};
 
