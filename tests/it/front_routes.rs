@@ -80,8 +80,15 @@ fn progress_goes_on_its_own_requests_stream_while_another_request_comes_and_goes
         .filter(|e| e.contains("notifications/progress"))
         .collect();
     assert_eq!(steps.len(), 4, "every step on A's stream: {seen}");
-    assert!(steps.iter().all(|s| s.contains(r#""progressToken":"slow""#)));
-    assert!(seen.contains(r#""id":1}"#), "A's answer ends its stream: {seen}");
+    assert!(
+        steps
+            .iter()
+            .all(|s| s.contains(r#""progressToken":"slow""#))
+    );
+    assert!(
+        seen.contains(r#""id":1}"#),
+        "A's answer ends its stream: {seen}"
+    );
     assert!(front.stop().success());
 }
 
@@ -148,7 +155,14 @@ impl Listening {
     fn replay(env: &Env, tape: &std::path::Path) -> Listening {
         use std::io::BufRead;
         let mut child = env
-            .mcptape(["proxy", "--server", "s", "--listen", "127.0.0.1:0", "--replay"])
+            .mcptape([
+                "proxy",
+                "--server",
+                "s",
+                "--listen",
+                "127.0.0.1:0",
+                "--replay",
+            ])
             .arg(tape)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -158,7 +172,10 @@ impl Listening {
         let stderr = child.stderr.take().expect("stderr");
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 let _ = tx.send(line);
             }
         });
@@ -286,7 +303,11 @@ fn a_get_stream_whose_client_stops_reading_is_closed_past_the_bound_and_resumes(
         ),
         "flooded",
     );
-    assert!(answer.contains("flooded"), "{}", &answer[..answer.len().min(300)]);
+    assert!(
+        answer.contains("flooded"),
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
     eprintln!("front VmRSS after the flood: {} KiB", front.rss_kib());
     let cut = front.said("reads too slowly");
 
@@ -306,6 +327,10 @@ fn a_get_stream_whose_client_stops_reading_is_closed_past_the_bound_and_resumes(
     // It resumes after the last id it saw: what was kept since (the one that did not fit).
     let mut again = small_get(&authority, &session, &format!("\r\nLast-Event-ID: {last}"));
     let rest = read_long(&mut again, &format!("log {} ", last + 1));
-    assert!(rest.starts_with("HTTP/1.1 200"), "{}", &rest[..rest.len().min(300)]);
+    assert!(
+        rest.starts_with("HTTP/1.1 200"),
+        "{}",
+        &rest[..rest.len().min(300)]
+    );
     assert_eq!(ids(&rest), [last + 1]);
 }

@@ -394,7 +394,11 @@ mod tests {
             get.give(format!(r#"{{"method":"notifications/message","n":{n}}}"#).as_bytes());
         }
         assert!(!get.is_open(), "closed once the bound was passed");
-        assert_eq!(rx.rx.len(), MAX_QUEUED_EVENTS, "no more was queued than the bound");
+        assert_eq!(
+            rx.rx.len(),
+            MAX_QUEUED_EVENTS,
+            "no more was queued than the bound"
+        );
         let later = tokio::time::Instant::now() + Duration::from_secs(1);
         assert!(
             activity.idle_past(later, Duration::from_millis(1)),
@@ -407,7 +411,9 @@ mod tests {
         let last_seen = MAX_QUEUED_EVENTS;
         assert!(queued[last_seen - 1].starts_with(&format!("id: {last_seen}\n")));
         // It resumes after the last id it saw and gets what was kept since.
-        let mut again = get.open(Some(&last_seen.to_string())).expect("a resumption");
+        let mut again = get
+            .open(Some(&last_seen.to_string()))
+            .expect("a resumption");
         let rest = drain(&mut again);
         assert_eq!(rest.len(), 100, "{:?}", rest.first());
         assert!(rest[0].starts_with(&format!("id: {}\n", last_seen + 1)));

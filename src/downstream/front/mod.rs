@@ -50,10 +50,10 @@ pub mod guard;
 pub mod handler;
 pub mod idle;
 pub mod listen;
+pub mod progress;
 pub mod session;
 pub mod state;
 pub mod stateless;
-pub mod progress;
 
 pub use state::{Front, Served, Source};
 

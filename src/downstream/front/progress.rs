@@ -64,7 +64,8 @@ mod tests {
         let num = br#"{"id":3,"method":"tools/call","params":{"_meta":{"progressToken":7}}}"#;
         assert_eq!(token_of_request(num).as_deref(), Some("7"));
         assert_eq!(token_of_request(br#"{"id":3,"method":"ping"}"#), None);
-        let note = br#"{"method":"notifications/progress","params":{"progressToken":7,"progress":1}}"#;
+        let note =
+            br#"{"method":"notifications/progress","params":{"progressToken":7,"progress":1}}"#;
         assert_eq!(token_of_progress(note).as_deref(), Some("7"));
         assert_eq!(token_of_progress(b"[1]"), None);
     }

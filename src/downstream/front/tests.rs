@@ -435,8 +435,7 @@ mod get;
 #[tokio::test]
 async fn progress_goes_to_the_stream_of_the_request_whose_token_it_names() {
     const SLOW: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"a"}}}"#;
-    const STEP: &str =
-        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a","progress":1}}"#;
+    const STEP: &str = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a","progress":1}}"#;
     let (link, up, seen) = mem();
     let (session, task) = session::spawn(link, None, never());
     let (one, mut rx1) = mpsc::unbounded_channel();
@@ -447,10 +446,15 @@ async fn progress_goes_to_the_stream_of_the_request_whose_token_it_names() {
     // Stream 2 is the newest; the progress names request 1's token.
     up.send(Incoming::Message(msg(STEP))).expect("up");
     assert_eq!(data(next(&mut rx1).await), STEP);
-    up.send(Incoming::Message(msg(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#)))
-        .expect("up");
+    up.send(Incoming::Message(msg(
+        r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+    )))
+    .expect("up");
     let _ = next(&mut rx2).await;
-    assert!(next(&mut rx2).await.is_none(), "stream 2 ended with its response");
+    assert!(
+        next(&mut rx2).await.is_none(),
+        "stream 2 ended with its response"
+    );
     // No stream is the newest now: the progress still finds request 1's.
     up.send(Incoming::Message(msg(STEP))).expect("up");
     assert_eq!(data(next(&mut rx1).await), STEP);
