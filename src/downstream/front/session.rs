@@ -6,8 +6,10 @@
 //! answer when it is a request; [`SessionHandle::end`] ends the session. The task loops
 //! on one `select!` over those commands and [`Link::next`]. Routing: a response goes to
 //! the stream that waits for its id and ends it; a `notifications/progress` goes to the
-//! stream of the request whose `params._meta.progressToken` it names, while that one
-//! waits (whichever stream is newer); a server message that came on the
+//! stream of the request whose `params._meta.progressToken` it names, and a server
+//! message that came on the upstream's answer to a request ([`Message::answered`]) to
+//! that request's stream, while that one waits (whichever stream is newer); a server
+//! message that came on the
 //! upstream's GET stream (or, replaying, was recorded on one or tied to no request), and
 //! any other while no POST stream is open, goes to the client's GET stream when it is
 //! open ([`get`], which holds it for the next one when none is open and no POST stream
@@ -329,7 +331,10 @@ impl<L: Link> Task<L> {
                 return;
             }
         }
-        if let Some(tx) = self.progress_stream(msg) {
+        if let Some(tx) = self
+            .progress_stream(msg)
+            .or_else(|| self.origin_stream(msg))
+        {
             let _ = tx.send(Item::Event(event));
             return;
         }
@@ -362,6 +367,12 @@ impl<L: Link> Task<L> {
         }
         let token = super::progress::token_of_progress(msg.raw())?;
         self.waiting.get(self.tokens.get(&token)?)
+    }
+
+    /// The stream of the waiting request on whose upstream answer stream `msg` came,
+    /// when the link says so (a remote's POST).
+    fn origin_stream(&self, msg: &Message) -> Option<&Stream> {
+        self.waiting.get(msg.answered()?)
     }
 
     /// Takes the stream waiting for `id` off the routes (it ends when dropped).

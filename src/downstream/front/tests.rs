@@ -464,3 +464,22 @@ async fn progress_goes_to_the_stream_of_the_request_whose_token_it_names() {
     session.end(CloseReason::SessionEnded);
     task.await.expect("task");
 }
+
+#[tokio::test]
+async fn a_server_request_goes_to_the_stream_of_the_request_whose_answer_it_came_on() {
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{}}"#;
+    let (link, up, seen) = mem();
+    let (session, task) = session::spawn(link, None, never());
+    let (one, mut rx1) = mpsc::unbounded_channel();
+    let (two, mut rx2) = mpsc::unbounded_channel();
+    session.post(msg(CALL_1), Some(one));
+    session.post(msg(CALL_2), Some(two));
+    seen.taken(2).await;
+    // Stream 2 is the newest; the upstream's answer to request 1 carried the request.
+    let ask = msg(ASK).answering(Some("1".into()));
+    up.send(Incoming::Message(ask)).expect("up");
+    assert_eq!(data(next(&mut rx1).await), ASK);
+    assert!(rx2.try_recv().is_err(), "not on the newest stream");
+    session.end(CloseReason::SessionEnded);
+    task.await.expect("task");
+}
