@@ -71,14 +71,23 @@ pub const MAX_QUEUED_BYTES: usize = MAX_KEPT_BYTES;
 #[derive(Debug, Default)]
 struct Shared {
     queued: AtomicUsize,
-    busy: Mutex<Option<Busy>>,
+    busy: Mutex<Held>,
+}
+
+/// What holds the session busy for an open GET stream; once the stream is closed (or its
+/// client went), nothing does, also a hold that comes after.
+#[derive(Debug, Default)]
+struct Held {
+    busy: Option<Busy>,
+    closed: bool,
 }
 
 impl Shared {
     /// Lets the session go idle (the stream's client went, or the stream was closed).
     fn release(&self) {
-        if let Ok(mut busy) = self.busy.lock() {
-            busy.take();
+        if let Ok(mut held) = self.busy.lock() {
+            held.closed = true;
+            held.busy = None;
         }
     }
 }
@@ -107,10 +116,12 @@ impl Events {
     }
 
     /// Holds the session busy while this stream is open: until it is dropped, or the
-    /// session closes the stream.
+    /// session closes the stream (also when it did before this hold).
     pub fn hold(&self, busy: Busy) {
-        if let Ok(mut held) = self.shared.busy.lock() {
-            *held = Some(busy);
+        if let Ok(mut held) = self.shared.busy.lock()
+            && !held.closed
+        {
+            held.busy = Some(busy);
         }
     }
 }
@@ -432,5 +443,20 @@ mod tests {
         get.give(big.as_bytes());
         assert!(!get.is_open(), "the fourth passes the byte bound");
         assert!(get.open(None).is_ok(), "a new GET is no conflict");
+    }
+
+    #[test]
+    fn a_stream_closed_before_it_was_held_holds_the_session_busy_never() {
+        let mut get = GetStream::default();
+        let activity = super::super::idle::Activity::new();
+        let rx = get.open(None).expect("opens");
+        let big = format!(r#"{{"pad":"{}"}}"#, "x".repeat(MAX_QUEUED_BYTES / 2));
+        for _ in 0..2 {
+            get.give(big.as_bytes());
+        }
+        assert!(!get.is_open(), "closed before the handler held it");
+        rx.hold(activity.hold());
+        let later = tokio::time::Instant::now() + Duration::from_secs(1);
+        assert!(activity.idle_past(later, Duration::from_millis(1)));
     }
 }
