@@ -151,7 +151,9 @@ pub struct Proxy {
     /// forwarding to --url, or answering from the tape in replay mode. On a loopback
     /// address, requests whose Host is not localhost or a loopback address get 403.
     /// A session's GET carries what the server sends outside requests (event ids,
-    /// Last-Event-ID resumption; one per session: a second gets 409).
+    /// Last-Event-ID resumption; one per session: a second gets 409; closed once 1,024
+    /// events or 4 MiB wait unread, resumable). Progress goes on the stream of the
+    /// request whose progressToken it names.
     /// Runs until SIGTERM/SIGINT/SIGHUP, then deletes the open sessions' upstream
     /// sessions, waiting at most 5 s (a second signal stops the wait). A sessionless
     /// request of the 2026-07-28 revision (its MCP-Protocol-Version header or body

@@ -74,6 +74,9 @@ pub struct Message {
     head: OnceLock<Head>,
     /// The HTTP stream a server message came on, when not its request's own.
     stream: Option<crate::tape::stream::Stream>,
+    /// The id (JSON text) of the client request whose HTTP answer stream a server message
+    /// came on, when it came on one.
+    answering: Option<std::sync::Arc<str>>,
 }
 
 /// The top-level members that say what a message is, read once.
@@ -105,6 +108,7 @@ impl Message {
             raw: raw.into(),
             head: OnceLock::new(),
             stream: None,
+            answering: None,
         }
     }
 
@@ -118,6 +122,18 @@ impl Message {
     /// The HTTP stream this message came on, when not its request's own.
     pub fn stream(&self) -> Option<crate::tape::stream::Stream> {
         self.stream
+    }
+
+    /// This server message, marked as having come on the answer stream of the client
+    /// request `id` (its JSON text): where the HTTP front gives it.
+    pub fn answering(mut self, id: Option<std::sync::Arc<str>>) -> Self {
+        self.answering = id;
+        self
+    }
+
+    /// The id of the client request whose HTTP answer stream this came on, when known.
+    pub fn answered(&self) -> Option<&str> {
+        self.answering.as_deref()
     }
 
     /// The exact bytes of the message.

@@ -11,6 +11,7 @@ mod exit;
 mod files;
 mod front_edges;
 mod front_order;
+mod front_routes;
 mod get_stream;
 mod http;
 mod http_limits;

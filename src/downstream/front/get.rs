@@ -22,9 +22,19 @@
 //! second one without `Last-Event-ID` while one is open is `409 Conflict`; one with
 //! `Last-Event-ID` is the client resuming, and replaces the old one.
 //! POST streams carry no event ids and are not resumed.
+//!
+//! What waits to be written to an open GET stream is bounded: at most
+//! [`MAX_QUEUED_EVENTS`] events and [`MAX_QUEUED_BYTES`] bytes (one event larger than
+//! that is let through when nothing else waits). A client that stops reading while the
+//! server keeps sending passes that bound; the front then closes its GET stream — the
+//! client gets what was queued, then the end of the stream — and no longer counts the
+//! session busy for it, so the idle reaper can end an abandoned session. What came after
+//! is kept as any event is, for the client to resume with `Last-Event-ID`.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -37,6 +47,7 @@ use crate::downstream::front::guard::Rejection;
 use crate::upstream::http::Offer;
 
 use super::handler::Body;
+use super::idle::Busy;
 use super::session::SessionHandle;
 use super::state::Front;
 
@@ -48,13 +59,114 @@ pub const MAX_KEPT_BYTES: usize = 4 * 1024 * 1024;
 /// link opens it once the session exists); past it, the stream is opened anyway.
 pub const OFFER_WAIT: Duration = Duration::from_secs(10);
 
+/// The most events queued for an open GET stream, not yet written to its client; past
+/// it the stream is closed.
+pub const MAX_QUEUED_EVENTS: usize = MAX_KEPT_EVENTS;
+/// The most bytes of events queued for an open GET stream, not yet written to its
+/// client; past it the stream is closed.
+pub const MAX_QUEUED_BYTES: usize = MAX_KEPT_BYTES;
+
+/// What an open GET stream and the session share: the bytes queued on it, and what holds
+/// the session busy while it is open.
+#[derive(Debug, Default)]
+struct Shared {
+    queued: AtomicUsize,
+    busy: Mutex<Held>,
+}
+
+/// What holds the session busy for an open GET stream; once the stream is closed (or its
+/// client went), nothing does, also a hold that comes after.
+#[derive(Debug, Default)]
+struct Held {
+    busy: Option<Busy>,
+    closed: bool,
+}
+
+impl Shared {
+    /// Lets the session go idle (the stream's client went, or the stream was closed).
+    fn release(&self) {
+        if let Ok(mut held) = self.busy.lock() {
+            held.closed = true;
+            held.busy = None;
+        }
+    }
+}
+
 /// What the client's GET stream is given: SSE events, each one message.
-pub type Events = mpsc::UnboundedReceiver<Bytes>;
+#[derive(Debug)]
+pub struct Events {
+    rx: mpsc::Receiver<Bytes>,
+    shared: Arc<Shared>,
+}
+
+impl Events {
+    /// The next event; `None` once the stream is closed and all queued was taken.
+    pub async fn recv(&mut self) -> Option<Bytes> {
+        let event = self.rx.recv().await?;
+        self.shared.queued.fetch_sub(event.len(), Ordering::Relaxed);
+        Some(event)
+    }
+
+    /// The next event if one is queued now (tests).
+    #[cfg(test)]
+    pub fn try_recv(&mut self) -> Result<Bytes, mpsc::error::TryRecvError> {
+        let event = self.rx.try_recv()?;
+        self.shared.queued.fetch_sub(event.len(), Ordering::Relaxed);
+        Ok(event)
+    }
+
+    /// Holds the session busy while this stream is open: until it is dropped, or the
+    /// session closes the stream (also when it did before this hold).
+    pub fn hold(&self, busy: Busy) {
+        if let Ok(mut held) = self.shared.busy.lock()
+            && !held.closed
+        {
+            held.busy = Some(busy);
+        }
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        self.shared.release();
+    }
+}
+
+/// The session's end of an open GET stream.
+#[derive(Debug)]
+struct Open {
+    tx: mpsc::Sender<Bytes>,
+    shared: Arc<Shared>,
+}
+
+impl Open {
+    /// Queues `event` unless that passes the bound (or the client went): false then.
+    fn offer(&self, event: Bytes) -> bool {
+        let queued = self.shared.queued.load(Ordering::Relaxed);
+        if queued > 0 && queued + event.len() > MAX_QUEUED_BYTES {
+            return false;
+        }
+        let len = event.len();
+        match self.tx.try_send(event) {
+            Ok(()) => {
+                self.shared.queued.fetch_add(len, Ordering::Relaxed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.shared.release();
+    }
+}
 
 /// A session's GET stream: the open one, and what was given on it or held for it.
 #[derive(Debug, Default)]
 pub struct GetStream {
-    open: Option<mpsc::UnboundedSender<Bytes>>,
+    open: Option<Open>,
     /// The events kept for a resumption, oldest first, with their ids.
     kept: VecDeque<(u64, Bytes)>,
     kept_bytes: usize,
@@ -67,7 +179,7 @@ pub struct GetStream {
 impl GetStream {
     /// True while a client's GET stream is open.
     pub fn is_open(&self) -> bool {
-        self.open.as_ref().is_some_and(|tx| !tx.is_closed())
+        self.open.as_ref().is_some_and(|o| !o.tx.is_closed())
     }
 
     /// Opens the client's GET stream, resuming after `last_event_id` when given: what it
@@ -80,15 +192,24 @@ impl GetStream {
             .and_then(|id| id.trim().parse::<u64>().ok())
             .filter(|&id| id <= self.last)
             .unwrap_or(self.given);
-        let (tx, rx) = mpsc::unbounded_channel();
-        for (id, event) in self.kept.iter().filter(|(id, _)| *id > after) {
-            if tx.send(event.clone()).is_ok() {
-                self.given = *id;
-            }
-        }
+        let (tx, rx) = mpsc::channel(MAX_QUEUED_EVENTS);
+        let shared = Arc::new(Shared::default());
+        let open = Open {
+            tx,
+            shared: Arc::clone(&shared),
+        };
         self.given = self.given.max(after);
-        self.open = Some(tx);
-        Ok(rx)
+        let mut whole = true;
+        for (id, event) in self.kept.iter().filter(|(id, _)| *id > after) {
+            if !open.offer(event.clone()) {
+                whole = false;
+                break;
+            }
+            self.given = *id;
+        }
+        // What does not fit waits for the client's next resumption.
+        self.open = whole.then_some(open);
+        Ok(Events { rx, shared })
     }
 
     /// Gives the server message `line` to the GET stream: at once when one is open, and
@@ -105,10 +226,19 @@ impl GetStream {
                 self.kept_bytes -= old.len();
             }
         }
-        if let Some(tx) = &self.open {
-            if tx.send(event).is_ok() {
+        if let Some(open) = &self.open {
+            if open.offer(event) {
                 self.given = self.last;
             } else {
+                // The client went, or stopped reading past the bound: the stream ends
+                // after what was queued, and the session is no longer busy for it.
+                if !open.tx.is_closed() {
+                    eprintln!(
+                        "mcptape: a GET stream's client reads too slowly: closed it before \
+                         event {} (it resumes with Last-Event-ID)",
+                        self.last
+                    );
+                }
                 self.open = None;
             }
         }
@@ -183,10 +313,10 @@ async fn upstream_refused(session: &SessionHandle) -> Option<u16> {
 /// The SSE answer to a GET: what the session gives its GET stream, for as long as it is
 /// open; the session counts as busy meanwhile.
 fn stream(session: &SessionHandle, events: Events) -> Response<Body> {
-    let busy = session.activity().hold();
-    let body = futures_util::stream::unfold((events, busy), |(mut events, busy)| async move {
+    events.hold(session.activity().hold());
+    let body = futures_util::stream::unfold(events, |mut events| async move {
         let event = events.recv().await?;
-        Some((Ok::<_, Infallible>(Frame::data(event)), (events, busy)))
+        Some((Ok::<_, Infallible>(Frame::data(event)), events))
     });
     let mut resp = Response::new(BodyExt::boxed(StreamBody::new(body)));
     let headers = resp.headers_mut();
@@ -262,5 +392,71 @@ mod tests {
         let events = drain(&mut rx);
         assert_eq!(events.len(), MAX_KEPT_EVENTS);
         assert!(events[0].starts_with("id: 11\n"), "{}", events[0]);
+    }
+
+    #[test]
+    fn a_client_that_stops_reading_has_its_stream_closed_past_the_bound_and_resumes() {
+        let mut get = GetStream::default();
+        let activity = super::super::idle::Activity::new();
+        let mut rx = get.open(None).expect("opens");
+        rx.hold(activity.hold());
+        // The client never reads: the upstream keeps logging.
+        for n in 0..MAX_QUEUED_EVENTS + 100 {
+            get.give(format!(r#"{{"method":"notifications/message","n":{n}}}"#).as_bytes());
+        }
+        assert!(!get.is_open(), "closed once the bound was passed");
+        assert_eq!(
+            rx.rx.len(),
+            MAX_QUEUED_EVENTS,
+            "no more was queued than the bound"
+        );
+        let later = tokio::time::Instant::now() + Duration::from_secs(1);
+        assert!(
+            activity.idle_past(later, Duration::from_millis(1)),
+            "the closed stream holds the session busy no longer"
+        );
+        // The client reads what was queued, then the stream's end.
+        let queued = drain(&mut rx);
+        assert_eq!(queued.len(), MAX_QUEUED_EVENTS);
+        assert!(rx.rx.is_closed() && rx.rx.is_empty(), "the stream ended");
+        let last_seen = MAX_QUEUED_EVENTS;
+        assert!(queued[last_seen - 1].starts_with(&format!("id: {last_seen}\n")));
+        // It resumes after the last id it saw and gets what was kept since.
+        let mut again = get
+            .open(Some(&last_seen.to_string()))
+            .expect("a resumption");
+        let rest = drain(&mut again);
+        assert_eq!(rest.len(), 100, "{:?}", rest.first());
+        assert!(rest[0].starts_with(&format!("id: {}\n", last_seen + 1)));
+        assert!(get.is_open());
+    }
+
+    #[test]
+    fn the_bytes_queued_are_bounded_too() {
+        let mut get = GetStream::default();
+        let _rx = get.open(None).expect("opens");
+        let big = format!(r#"{{"pad":"{}"}}"#, "x".repeat(MAX_QUEUED_BYTES / 4));
+        for _ in 0..3 {
+            get.give(big.as_bytes());
+        }
+        assert!(get.is_open(), "three quarters fit");
+        get.give(big.as_bytes());
+        assert!(!get.is_open(), "the fourth passes the byte bound");
+        assert!(get.open(None).is_ok(), "a new GET is no conflict");
+    }
+
+    #[test]
+    fn a_stream_closed_before_it_was_held_holds_the_session_busy_never() {
+        let mut get = GetStream::default();
+        let activity = super::super::idle::Activity::new();
+        let rx = get.open(None).expect("opens");
+        let big = format!(r#"{{"pad":"{}"}}"#, "x".repeat(MAX_QUEUED_BYTES / 2));
+        for _ in 0..2 {
+            get.give(big.as_bytes());
+        }
+        assert!(!get.is_open(), "closed before the handler held it");
+        rx.hold(activity.hold());
+        let later = tokio::time::Instant::now() + Duration::from_secs(1);
+        assert!(activity.idle_past(later, Duration::from_millis(1)));
     }
 }

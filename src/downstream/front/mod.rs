@@ -50,6 +50,7 @@ pub mod guard;
 pub mod handler;
 pub mod idle;
 pub mod listen;
+pub mod progress;
 pub mod session;
 pub mod state;
 pub mod stateless;

@@ -5,7 +5,11 @@
 //! [`SessionHandle::post`] hands a client message on, with the stream that waits for its
 //! answer when it is a request; [`SessionHandle::end`] ends the session. The task loops
 //! on one `select!` over those commands and [`Link::next`]. Routing: a response goes to
-//! the stream that waits for its id and ends it; a server message that came on the
+//! the stream that waits for its id and ends it; a `notifications/progress` goes to the
+//! stream of the request whose `params._meta.progressToken` it names, and a server
+//! message that came on the upstream's answer to a request ([`Message::answered`]) to
+//! that request's stream, while that one waits (whichever stream is newer); a server
+//! message that came on the
 //! upstream's GET stream (or, replaying, was recorded on one or tied to no request), and
 //! any other while no POST stream is open, goes to the client's GET stream when it is
 //! open ([`get`], which holds it for the next one when none is open and no POST stream
@@ -199,6 +203,7 @@ pub fn spawn<L: Link + 'static>(
         commands: rx,
         waiting: HashMap::new(),
         newest: None,
+        tokens: HashMap::new(),
         cancelled: HashSet::new(),
         recording,
         drained: false,
@@ -221,6 +226,8 @@ struct Task<L> {
     waiting: HashMap<String, Stream>,
     /// The newest open stream: where server requests and notifications go.
     newest: Option<Stream>,
+    /// The live request id of each waiting request's `progressToken` (its JSON text).
+    tokens: HashMap<String, String>,
     /// Requests whose client went away: their late answers go nowhere.
     cancelled: HashSet<String>,
     recording: Option<Recording>,
@@ -274,6 +281,9 @@ impl<L: Link> Task<L> {
             self.cancelled.remove(id);
             self.waiting.insert(id.to_owned(), stream.clone());
             self.newest = Some(stream.clone());
+            if let Some(token) = super::progress::token_of_request(msg.raw()) {
+                self.tokens.insert(token, id.to_owned());
+            }
         }
         if self.link.send(msg.clone()).await.is_err() {
             if let Some(id) = msg.id() {
@@ -321,6 +331,13 @@ impl<L: Link> Task<L> {
                 return;
             }
         }
+        if let Some(tx) = self
+            .progress_stream(msg)
+            .or_else(|| self.origin_stream(msg))
+        {
+            let _ = tx.send(Item::Event(event));
+            return;
+        }
         let for_get = msg.stream().is_some() || self.newest.is_none();
         match &self.newest {
             Some(tx) if !(for_get && self.get.is_open()) => {
@@ -343,8 +360,24 @@ impl<L: Link> Task<L> {
         ends.then_some(CloseReason::SessionEnded)
     }
 
+    /// The stream of the waiting request a `notifications/progress` is for.
+    fn progress_stream(&self, msg: &Message) -> Option<&Stream> {
+        if msg.method() != Some("notifications/progress") {
+            return None;
+        }
+        let token = super::progress::token_of_progress(msg.raw())?;
+        self.waiting.get(self.tokens.get(&token)?)
+    }
+
+    /// The stream of the waiting request on whose upstream answer stream `msg` came,
+    /// when the link says so (a remote's POST).
+    fn origin_stream(&self, msg: &Message) -> Option<&Stream> {
+        self.waiting.get(msg.answered()?)
+    }
+
     /// Takes the stream waiting for `id` off the routes (it ends when dropped).
     fn forget(&mut self, id: &str) -> Option<Stream> {
+        self.tokens.retain(|_, request| request != id);
         let tx = self.waiting.remove(id)?;
         if self.newest.as_ref().is_some_and(|n| n.same_channel(&tx)) {
             self.newest = None;
@@ -379,6 +412,7 @@ impl<L: Link> Task<L> {
     async fn end(mut self, reason: CloseReason) -> Ended {
         self.commands.close();
         self.waiting.clear();
+        self.tokens.clear();
         self.newest = None;
         self.get.close();
         let tape_error = match self.recording.take() {

@@ -431,3 +431,55 @@ async fn a_stream_whose_client_went_away_is_recorded_as_cancelled_and_its_late_a
 mod ending;
 
 mod get;
+
+#[tokio::test]
+async fn progress_goes_to_the_stream_of_the_request_whose_token_it_names() {
+    const SLOW: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"a"}}}"#;
+    const STEP: &str = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a","progress":1}}"#;
+    let (link, up, seen) = mem();
+    let (session, task) = session::spawn(link, None, never());
+    let (one, mut rx1) = mpsc::unbounded_channel();
+    let (two, mut rx2) = mpsc::unbounded_channel();
+    session.post(msg(SLOW), Some(one));
+    session.post(msg(CALL_2), Some(two));
+    seen.taken(2).await;
+    // Stream 2 is the newest; the progress names request 1's token.
+    up.send(Incoming::Message(msg(STEP))).expect("up");
+    assert_eq!(data(next(&mut rx1).await), STEP);
+    up.send(Incoming::Message(msg(
+        r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+    )))
+    .expect("up");
+    let _ = next(&mut rx2).await;
+    assert!(
+        next(&mut rx2).await.is_none(),
+        "stream 2 ended with its response"
+    );
+    // No stream is the newest now: the progress still finds request 1's.
+    up.send(Incoming::Message(msg(STEP))).expect("up");
+    assert_eq!(data(next(&mut rx1).await), STEP);
+    up.send(Incoming::Message(msg(ANSWER_1))).expect("up");
+    assert_eq!(data(next(&mut rx1).await), ANSWER_1);
+    assert!(next(&mut rx1).await.is_none());
+    session.end(CloseReason::SessionEnded);
+    task.await.expect("task");
+}
+
+#[tokio::test]
+async fn a_server_request_goes_to_the_stream_of_the_request_whose_answer_it_came_on() {
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{}}"#;
+    let (link, up, seen) = mem();
+    let (session, task) = session::spawn(link, None, never());
+    let (one, mut rx1) = mpsc::unbounded_channel();
+    let (two, mut rx2) = mpsc::unbounded_channel();
+    session.post(msg(CALL_1), Some(one));
+    session.post(msg(CALL_2), Some(two));
+    seen.taken(2).await;
+    // Stream 2 is the newest; the upstream's answer to request 1 carried the request.
+    let ask = msg(ASK).answering(Some("1".into()));
+    up.send(Incoming::Message(ask)).expect("up");
+    assert_eq!(data(next(&mut rx1).await), ASK);
+    assert!(rx2.try_recv().is_err(), "not on the newest stream");
+    session.end(CloseReason::SessionEnded);
+    task.await.expect("task");
+}

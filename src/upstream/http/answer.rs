@@ -39,6 +39,9 @@ pub struct Answer {
     remote: Remote,
     /// The request's id when this answers a request (and so must bring its response).
     waiting: Option<String>,
+    /// The id of the request this answers, for the whole stream (the HTTP front gives
+    /// what came on it to that request's client stream).
+    request: Option<std::sync::Arc<str>>,
     /// The answer to `initialize` carries the protocol version to send from then on.
     initialize: bool,
     body: Body,
@@ -75,6 +78,9 @@ impl Answer {
             waiting: (request.kind() == Kind::Request)
                 .then(|| request.id().map(str::to_owned))
                 .flatten(),
+            request: (request.kind() == Kind::Request)
+                .then(|| request.id().map(std::sync::Arc::from))
+                .flatten(),
             initialize: request.method() == Some("initialize"),
             body: Body::Done,
             ready: session
@@ -99,6 +105,7 @@ impl Answer {
         let mut answer = Answer {
             remote,
             waiting: None,
+            request: None,
             initialize: false,
             body: Body::Done,
             ready: facts.into_iter().map(|e| Ok(Incoming::Event(e))).collect(),
@@ -225,7 +232,9 @@ impl Answer {
             std::borrow::Cow::Borrowed(_) => data,
             std::borrow::Cow::Owned(line) => Bytes::from(line),
         };
-        let msg = Message::new(line).on(self.listening.then_some(Stream::Get));
+        let msg = Message::new(line)
+            .on(self.listening.then_some(Stream::Get))
+            .answering(self.request.clone());
         if let Some(id) = &self.waiting
             && matches!(msg.kind(), Kind::Response | Kind::Error)
             && msg.id() == Some(id.as_str())
