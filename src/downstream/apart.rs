@@ -104,7 +104,7 @@ impl Backlog {
     pub async fn read_by_client(&self, most: Duration) -> bool {
         let until = tokio::time::Instant::now() + most;
         loop {
-            if !self.unread().is_some_and(|n| n > 0) {
+            if self.drained() {
                 return true;
             }
             let now = tokio::time::Instant::now();
@@ -117,7 +117,7 @@ impl Backlog {
 
     /// True when the client has read everything written so far.
     fn drained(&self) -> bool {
-        !self.unread().is_some_and(|n| n > 0)
+        self.unread().is_none_or(|n| n == 0)
     }
 }
 
