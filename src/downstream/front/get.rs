@@ -167,9 +167,12 @@ impl Drop for Open {
 #[derive(Debug, Default)]
 pub struct GetStream {
     open: Option<Open>,
-    /// The events kept for a resumption, oldest first, with their ids.
-    kept: VecDeque<(u64, Bytes)>,
+    /// The events kept for a resumption, oldest first, with their ids (and whether each
+    /// carries a server request).
+    kept: VecDeque<Kept>,
     kept_bytes: usize,
+    /// Events dropped from what is kept before any stream was given them.
+    lost: u64,
     /// The id of the last event made.
     last: u64,
     /// The id of the last event an open stream was given.
@@ -200,12 +203,12 @@ impl GetStream {
         };
         self.given = self.given.max(after);
         let mut whole = true;
-        for (id, event) in self.kept.iter().filter(|(id, _)| *id > after) {
-            if !open.offer(event.clone()) {
+        for kept in self.kept.iter().filter(|k| k.id > after) {
+            if !open.offer(kept.event.clone()) {
                 whole = false;
                 break;
             }
-            self.given = *id;
+            self.given = kept.id;
         }
         // What does not fit waits for the client's next resumption.
         self.open = whole.then_some(open);
@@ -218,14 +221,14 @@ impl GetStream {
         self.last += 1;
         let event = event(self.last, line);
         self.kept_bytes += event.len();
-        self.kept.push_back((self.last, event.clone()));
-        while self.kept.len() > MAX_KEPT_EVENTS
-            || (self.kept_bytes > MAX_KEPT_BYTES && self.kept.len() > 1)
-        {
-            if let Some((_, old)) = self.kept.pop_front() {
-                self.kept_bytes -= old.len();
-            }
-        }
+        let request = crate::message::Message::new(Bytes::copy_from_slice(line)).kind()
+            == crate::message::Kind::Request;
+        self.kept.push_back(Kept {
+            id: self.last,
+            event: event.clone(),
+            request,
+        });
+        self.evict();
         if let Some(open) = &self.open {
             if open.offer(event) {
                 self.given = self.last;
@@ -244,10 +247,49 @@ impl GetStream {
         }
     }
 
+    /// Keeps what is kept within its bounds: the oldest events go first, but never a server
+    /// request no stream was given (the server waits for its answer) while another event
+    /// can go instead. Dropping an event no stream was given is said (once a session).
+    fn evict(&mut self) {
+        let over = |s: &GetStream| {
+            s.kept.len() > MAX_KEPT_EVENTS || (s.kept_bytes > MAX_KEPT_BYTES && s.kept.len() > 1)
+        };
+        while over(self) {
+            let given = self.given;
+            let at = self
+                .kept
+                .iter()
+                .position(|k| !(k.request && k.id > given))
+                .unwrap_or(0);
+            let Some(old) = self.kept.remove(at) else {
+                break;
+            };
+            self.kept_bytes -= old.event.len();
+            if old.id > given {
+                if self.lost == 0 {
+                    eprintln!(
+                        "mcptape: no GET stream took the server's messages: event {} and later ones are no longer kept",
+                        old.id
+                    );
+                }
+                self.lost += 1;
+            }
+        }
+    }
+
     /// Ends the client's GET stream (the session ended).
     pub fn close(&mut self) {
         self.open = None;
     }
+}
+
+/// One event kept for a resumption.
+#[derive(Debug)]
+struct Kept {
+    id: u64,
+    event: Bytes,
+    /// It carries a server request.
+    request: bool,
 }
 
 /// One SSE event with its id, carrying one message.
@@ -392,6 +434,24 @@ mod tests {
         let events = drain(&mut rx);
         assert_eq!(events.len(), MAX_KEPT_EVENTS);
         assert!(events[0].starts_with("id: 11\n"), "{}", events[0]);
+    }
+
+    #[test]
+    fn a_server_request_held_for_the_next_get_outlives_a_flood_of_notifications() {
+        let mut get = GetStream::default();
+        get.give(br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#);
+        for _ in 0..MAX_KEPT_EVENTS + 10 {
+            get.give(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#);
+        }
+        assert_eq!(get.kept.len(), MAX_KEPT_EVENTS);
+        assert!(get.lost > 0, "notifications were dropped, and said so");
+        let mut rx = get.open(None).expect("opens");
+        let events = drain(&mut rx);
+        assert!(
+            events[0].starts_with("id: 1\n") && events[0].contains("roots/list"),
+            "the server waits for this one's answer: {}",
+            events[0]
+        );
     }
 
     #[test]
