@@ -2,7 +2,7 @@
 //! POSTs of their own, which have no order on the wire, so any request of such a
 //! recorded burst may come first.
 
-use crate::get_stream::{read_to, request, session_of};
+use crate::get_stream::{authority, post, read_to, session_of};
 use crate::http::Front;
 use crate::support::*;
 
@@ -33,18 +33,8 @@ fn requests_recorded_in_flight_together_may_come_in_either_order_through_the_fro
     let tape = env.path("burst.ndjson");
     std::fs::write(&tape, BURST).expect("write the tape");
     let front = Front::start_as(&env, "s", &["--replay", &tape.display().to_string()]);
-    let authority = front
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    let post = |session: Option<&str>, body: &str| {
-        let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
-        );
-        request(&authority, &head, body)
-    };
+    let authority = authority(&front.url);
+    let post = |session: Option<&str>, body: &str| post(&authority, session, body);
     let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let head = read_to(&mut post(None, init), "serverInfo");
     let session = session_of(&head);
@@ -114,18 +104,8 @@ fn replay_closed(close_it: bool) -> std::process::ExitStatus {
     let tape = env.path("closed.ndjson");
     std::fs::write(&tape, CLOSED).expect("write the tape");
     let front = Front::start_as(&env, "s", &["--replay", &tape.display().to_string()]);
-    let authority = front
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    let post = |session: Option<&str>, body: &str| {
-        let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
-        );
-        request(&authority, &head, body)
-    };
+    let authority = authority(&front.url);
+    let post = |session: Option<&str>, body: &str| post(&authority, session, body);
     let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let session = session_of(&read_to(&mut post(None, init), "serverInfo"));
     let session = Some(session.as_str());

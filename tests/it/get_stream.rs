@@ -181,6 +181,23 @@ pub(crate) fn request(authority: &str, head: &str, body: &str) -> std::net::TcpS
     s
 }
 
+/// The `host:port` of a front's URL.
+pub(crate) fn authority(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned()
+}
+
+/// A POST of `body` to the front at `authority`, in `session` when given, its connection
+/// left open to read the answer.
+pub(crate) fn post(authority: &str, session: Option<&str>, body: &str) -> std::net::TcpStream {
+    let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
+    );
+    request(authority, &head, body)
+}
+
 /// The `Mcp-Session-Id` an answer's head gives.
 pub(crate) fn session_of(head: &str) -> String {
     head.lines()
@@ -212,18 +229,8 @@ fn the_replay_front_gives_unsolicited_requests_on_one_resumable_get_stream() {
     let tape = env.path("unsolicited.ndjson");
     std::fs::write(&tape, UNSOLICITED).expect("write the tape");
     let front = Front::start_as(&env, "s", &["--replay", &tape.display().to_string()]);
-    let authority = front
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    let post = |session: Option<&str>, body: &str| {
-        let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
-        );
-        request(&authority, &head, body)
-    };
+    let authority = authority(&front.url);
+    let post = |session: Option<&str>, body: &str| post(&authority, session, body);
     let init = UNSOLICITED.lines().next().expect("a line");
     let init = &init[..init.find(r#","_meta""#).expect("_meta")];
     let mut answer = post(None, &format!("{init}}}"));
@@ -300,18 +307,8 @@ fn the_forwarding_front_gives_the_upstream_get_stream_on_the_clients_reopened_fr
     cmd.arg(peer("ts_polling_server.mjs"));
     let server = HttpServer::launch(cmd, "listening on port ");
     let front = Front::start_as(&env, "polling", &["--url", &server.url]);
-    let authority = front
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    let post = |session: Option<&str>, body: &str| {
-        let id = session.map_or(String::new(), |s| format!("\r\nMcp-Session-Id: {s}"));
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream{id}"
-        );
-        request(&authority, &head, body)
-    };
+    let authority = authority(&front.url);
+    let post = |session: Option<&str>, body: &str| post(&authority, session, body);
     let mut init = post(
         None,
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,

@@ -38,7 +38,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper::{Request, Response};
 use tokio::sync::mpsc;
@@ -360,17 +359,7 @@ fn stream(session: &SessionHandle, events: Events) -> Response<Body> {
         let event = events.recv().await?;
         Some((Ok::<_, Infallible>(Frame::data(event)), events))
     });
-    let mut resp = Response::new(BodyExt::boxed(StreamBody::new(body)));
-    let headers = resp.headers_mut();
-    headers.insert(
-        "content-type",
-        hyper::header::HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(
-        "cache-control",
-        hyper::header::HeaderValue::from_static("no-cache"),
-    );
-    resp
+    super::handler::sse_response(body)
 }
 
 #[cfg(test)]

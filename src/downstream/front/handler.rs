@@ -213,6 +213,18 @@ fn stream(id: Option<&str>, first: Option<Bytes>, answers: Answers) -> Response<
         Some((Ok::<_, Infallible>(Frame::data(event)), answers))
     });
     let body = futures_util::StreamExt::chain(first, rest);
+    let mut resp = sse_response(body);
+    if let Some(Ok(v)) = id.map(hyper::header::HeaderValue::from_str) {
+        resp.headers_mut().insert("mcp-session-id", v);
+    }
+    resp
+}
+
+/// A `200` SSE answer whose events are `body`'s.
+pub(super) fn sse_response<S>(body: S) -> Response<Body>
+where
+    S: futures_util::Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + Sync + 'static,
+{
     let mut resp = Response::new(BodyExt::boxed(StreamBody::new(body)));
     let headers = resp.headers_mut();
     headers.insert(
@@ -223,8 +235,5 @@ fn stream(id: Option<&str>, first: Option<Bytes>, answers: Answers) -> Response<
         "cache-control",
         hyper::header::HeaderValue::from_static("no-cache"),
     );
-    if let Some(Ok(v)) = id.map(hyper::header::HeaderValue::from_str) {
-        headers.insert("mcp-session-id", v);
-    }
     resp
 }
