@@ -90,6 +90,34 @@ pub enum Command {
     Show(Show),
     /// List the recorded sessions.
     List(List),
+    /// Print a completion script for a shell (bash, zsh, fish, powershell, elvish).
+    Completions(Completions),
+    /// Print the manual page (roff), for `man -l -` or a `man1` directory.
+    Man(Man),
+}
+
+/// `mcptape completions SHELL`
+#[derive(Debug, Args)]
+#[command(after_help = "Install, for example:\n  \
+    bash: mcptape completions bash > ~/.local/share/bash-completion/completions/mcptape\n  \
+    zsh:  mcptape completions zsh > ~/.zfunc/_mcptape   (with ~/.zfunc in $fpath)\n  \
+    fish: mcptape completions fish > ~/.config/fish/completions/mcptape.fish")]
+pub struct Completions {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `mcptape man [SUBCOMMAND]`
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Read it with `mcptape man | man -l -`, or install the pages:\n  \
+    mcptape man > ~/.local/share/man/man1/mcptape.1\n  \
+    mcptape man record > ~/.local/share/man/man1/mcptape-record.1   (and so on)"
+)]
+pub struct Man {
+    /// The page of this subcommand (`mcptape-record(1)`, …) instead of mcptape's own.
+    pub subcommand: Option<String>,
 }
 
 /// `mcptape record SESSION [--server NAME]... [-- CMD...]`

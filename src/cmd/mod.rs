@@ -2,6 +2,7 @@
 //! and [`crate::outcome::exit`] alone turns that into the exit status.
 
 pub mod call;
+pub mod help;
 pub mod list;
 pub mod proxy;
 pub mod record;
@@ -30,6 +31,8 @@ impl Cli {
             Command::Redact(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::List(c) => c.run(),
+            Command::Completions(c) => c.run(),
+            Command::Man(c) => c.run(),
         }
     }
 }
