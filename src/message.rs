@@ -14,6 +14,16 @@ use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+/// True when two raw JSON ids are the same id (`"\u00e9"` and `"é"` are), whatever
+/// their spelling.
+pub fn same_id(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (serde_json::from_str::<serde_json::Value>(a), serde_json::from_str::<serde_json::Value>(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 /// What kind of JSON-RPC message a line holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -157,19 +157,14 @@ impl Spacing {
     /// True when a line of `kind` written now must first wait for the client's read: an
     /// answer right after a notification.
     pub fn must_wait(&mut self, kind: Kind) -> bool {
-        if !(self.after_notification && matches!(kind, Kind::Response | Kind::Error)) {
-            return false;
-        }
         let Some(backlog) = &self.backlog else {
             return false;
         };
-        if self.stalled {
-            // Waiting again only once the client caught up (when there is nothing to wait
-            // for anyway).
-            self.stalled = !backlog.drained();
-            return false;
+        // Asked before every line: a client that has caught up is waited for again.
+        if self.stalled && backlog.drained() {
+            self.stalled = false;
         }
-        true
+        self.after_notification && matches!(kind, Kind::Response | Kind::Error) && !self.stalled
     }
 
     /// Waits until the client has read what was written (at most [`SEPARATE_READ_WAIT`]).

@@ -147,3 +147,41 @@ fn a_stream_the_recorded_client_closed_is_a_cancel_the_live_client_makes_by_clos
         "the recorded client cancelled call 1; this one did not"
     );
 }
+
+/// A stream its client closed as its answer came: the tape holds the answer, then
+/// `$http/cancelled` naming the request (as an older build wrote it). That cancelled
+/// nothing, and the live client, which reads the answer, owes no cancel.
+#[test]
+fn a_stream_closed_after_its_answer_came_is_no_cancel_the_live_client_owes() {
+    let env = Env::new();
+    let tape = env.path("late.ndjson");
+    let lines: Vec<&str> = CLOSED.lines().collect();
+    let late = [
+        lines[0],
+        lines[1],
+        lines[2],
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}},"_meta":{"dir":"send","server":"s","conn":"c-1"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"slow done"}]},"_meta":{"dir":"recv","server":"s","conn":"c-1"}}"#,
+        r#"{"jsonrpc":"2.0","method":"$http/cancelled","params":{"reason":"the client closed its stream","requestId":1},"_meta":{"dir":"lifecycle","server":"s","conn":"c-1"}}"#,
+        lines[lines.len() - 1],
+    ];
+    std::fs::write(&tape, late.join("\n") + "\n").expect("write the tape");
+    let front = Front::start_as(&env, "s", &["--replay", &tape.display().to_string()]);
+    let authority = authority(&front.url);
+    let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let session = session_of(&read_to(&mut post(&authority, None, init), "serverInfo"));
+    let session = Some(session.as_str());
+    read_to(
+        &mut post(
+            &authority,
+            session,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ),
+        "\r\n",
+    );
+    let call =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#;
+    let said = read_to(&mut post(&authority, session, call), "slow done");
+    assert!(said.contains("slow done"), "{said}");
+    assert!(front.stop().success(), "the verdict failed");
+}

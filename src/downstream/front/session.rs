@@ -322,8 +322,9 @@ impl<L: Link> Task<L> {
         {
             if let Some(tx) = self.forget(id) {
                 if tx.send(Item::Event(event)).is_err() {
-                    // Its client went before the handler heard of it.
-                    self.record_cancelled(id);
+                    // Its client went before the handler heard of it, its answer already
+                    // here: no cancel a replay could ask of a client, so none is named.
+                    self.record_cancelled(None);
                 }
                 return;
             }
@@ -393,16 +394,16 @@ impl<L: Link> Task<L> {
             return;
         }
         self.link.cancel(&id).await;
-        self.record_cancelled(&id);
+        self.record_cancelled(Some(&id));
         self.cancelled.insert(id);
     }
 
     /// `$http/cancelled` in the recording, when there is one.
-    fn record_cancelled(&self, id: &str) {
+    fn record_cancelled(&self, id: Option<&str>) {
         if let Some(recording) = &self.recording {
             recording.tap.record(&Lifecycle::HttpCancelled {
                 reason: crate::upstream::replay::STREAM_CLOSED.into(),
-                request_id: Some(id.to_owned()),
+                request_id: id.map(str::to_owned),
             });
         }
     }

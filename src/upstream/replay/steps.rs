@@ -37,7 +37,16 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
         .iter()
         .map(|&i| &tape.entries[i])
         .filter(|e| script.keeps(e))
-        .filter_map(|e| Some((e, as_step(e)?)))
+        .scan(HashSet::new(), |answered, e| {
+            if e.meta.dir == Direction::Recv
+                && matches!(e.message.kind(), Kind::Response | Kind::Error)
+                && let Some(id) = e.message.id()
+            {
+                answered.insert(id.to_owned());
+            }
+            Some((e, as_step(e, answered)))
+        })
+        .filter_map(|(e, step)| Some((e, step?)))
         .map(|(e, (dir, message))| Step {
             line: e.line,
             dir,
@@ -59,16 +68,20 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
 /// What a tape entry is to the script: a message as recorded, or — for a client of the
 /// HTTP front that closed a request's stream (`$http/cancelled` naming the request) — the
 /// cancel that was (the stateless revision cancels so), which the live client makes by
-/// closing its stream too ([`cancel_by_stream`]). Other lifecycle entries are none.
-fn as_step(e: &crate::tape::Entry) -> Option<(Direction, Message)> {
+/// closing its stream too ([`cancel_by_stream`]), unless the request was answered before
+/// it (`answered`, the ids answered so far). Other lifecycle entries are none.
+fn as_step(e: &crate::tape::Entry, answered: &HashSet<String>) -> Option<(Direction, Message)> {
     if e.meta.dir != Direction::Lifecycle {
         return Some((e.meta.dir, e.message.clone()));
     }
     match crate::tape::lifecycle::Lifecycle::of(e)? {
+        // A stream closed after its answer came cancelled nothing.
         crate::tape::lifecycle::Lifecycle::HttpCancelled {
             request_id: Some(id),
             ..
-        } => Some((Direction::Send, cancel_by_stream(&id))),
+        } if !answered.iter().any(|a| message::same_id(a, &id)) => {
+            Some((Direction::Send, cancel_by_stream(&id)))
+        }
         _ => None,
     }
 }

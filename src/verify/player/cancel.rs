@@ -58,7 +58,7 @@ pub(super) fn recorded(request: &Entry, rest: &[&Entry]) -> Option<Cancel> {
         let sent = e.meta.dir == Direction::Send
             && e.message.method() == Some("notifications/cancelled")
             && message::raw_member(e.message.text(), &["params", "requestId"]) == Some(id);
-        sent || by_stream(e).as_deref() == Some(id)
+        sent || by_stream(e).is_some_and(|named| message::same_id(&named, id))
     })?;
     let ts = |e: &Entry| humantime::parse_rfc3339(e.meta.ts.as_deref()?).ok();
     let after = match (ts(request), ts(entry)) {

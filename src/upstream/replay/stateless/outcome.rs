@@ -55,7 +55,8 @@ pub(super) fn outcome(
                 return Outcome::Refused { status, body };
             }
             Some(Lifecycle::HttpCancelled { request_id, .. })
-                if request_id.as_deref() == id || (alone && request_id.is_none()) =>
+                if matches!((request_id.as_deref(), id), (Some(a), Some(b)) if crate::message::same_id(a, b))
+                    || (alone && request_id.is_none()) =>
             {
                 return Outcome::Cancelled;
             }
