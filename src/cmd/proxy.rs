@@ -401,7 +401,7 @@ pub fn derive_name(argv: &[String]) -> String {
         "pnpm", "yarn", "npm", "sh", "bash", "env",
     ];
     const SUBCOMMANDS: &[&str] = &["run", "exec", "dlx", "x", "tool"];
-    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
+    let base = |s: &str| entry_name(s).to_owned();
     let mut words = argv.iter().map(String::as_str);
     let mut name = base(words.next().unwrap_or("server"));
     if LAUNCHERS.contains(&name.as_str()) {
@@ -440,6 +440,23 @@ pub fn derive_name(argv: &[String]) -> String {
         short
     };
     clean_name(chosen)
+}
+
+/// The name a script's path stands for: its file name, or — for a generic entry point
+/// (`index.js`, `main.py`, …) — its package's directory, past build directories
+/// (`…/server-everything/dist/index.js` is `server-everything`).
+fn entry_name(path: &str) -> &str {
+    const ENTRIES: &[&str] = &["index", "main", "cli", "app", "__main__"];
+    const BUILD_DIRS: &[&str] = &["dist", "build", "lib", "bin", "src", "out", "esm", "cjs"];
+    let mut parts = path.rsplit('/').filter(|p| !p.is_empty() && *p != ".");
+    let file = parts.next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    if !ENTRIES.contains(&stem) {
+        return file;
+    }
+    parts
+        .find(|dir| !BUILD_DIRS.contains(dir) && *dir != "..")
+        .unwrap_or(file)
 }
 
 /// A derived name made safe for tapes and messages: letters, digits, `.`, `_`, `-`.
@@ -491,6 +508,13 @@ mod tests {
         );
         assert_eq!(name("uvx mcp-server-fetch"), "fetch");
         assert_eq!(name("node dist/index.js"), "index");
+        assert_eq!(
+            name("node /p/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            "everything"
+        );
+        assert_eq!(name("python3 weather/src/main.py"), "weather");
+        assert_eq!(name("node ./build/esm/cli.mjs"), "cli");
+        assert_eq!(name("bun ../tools/mcp-notes/index.ts"), "notes");
         assert_eq!(name("weird$name"), "weird-name");
     }
 }
