@@ -32,6 +32,8 @@ pub mod safety;
 pub mod served;
 pub mod store;
 pub mod stream;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod torn;
 pub mod writer;
 

@@ -96,10 +96,8 @@ fn link(dir: &tempfile::TempDir) -> ReplayLink {
     let text: String = lines
         .iter()
         .map(|(d, ts, msg)| {
-            let meta = format!(
-                r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:{ts}Z","conn":"c-1"}}}}"#
-            );
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
+            let ts = format!("2026-01-01T00:00:{ts}Z");
+            crate::tape::testing::line(msg, d, "c-1", Some(&ts))
         })
         .collect();
     let path = dir.path().join("t.ndjson");

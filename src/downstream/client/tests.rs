@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use super::*;
 use crate::layer::{Layer, Step};
-use crate::tape::ServerTape;
 use crate::upstream::replay::Options;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
@@ -18,22 +17,14 @@ const ECHOED: &str =
 /// A session of server `s` replaying a tape of one connection: the handshake, then
 /// `rest` as (dir, message) pairs.
 fn session(rest: &[(&str, &str)]) -> (Session, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("t.ndjson");
     let handshake = [("send", INIT), ("recv", INIT_ANSWER), ("send", INITIALIZED)];
     let text: String = handshake
         .iter()
         .chain(rest)
-        .map(|(d, msg)| {
-            let meta = format!(
-                r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:00.000Z","conn":"c-1"}}}}"#
-            );
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
-        })
+        .map(|(d, msg)| crate::tape::testing::line(msg, d, "c-1", Some("2026-01-01T00:00:00.000Z")))
         .collect();
-    std::fs::write(&path, text).expect("write");
-    let tape = Arc::new(ServerTape::load(&path, "s").expect("load"));
-    let picker = Picker::new(tape, "s", None, &Options::default());
+    let (tape, dir) = crate::tape::testing::load(&text);
+    let picker = Picker::new(Arc::new(tape), "s", None, &Options::default());
     assert_eq!(picker.problem(), None);
     let mut session = Session::replay("s", picker);
     session.notices = Notices::Kept(Vec::new());

@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::*;
-use crate::tape::ServerTape;
 use crate::upstream::pick::Picker;
 use crate::upstream::replay::{Options, ReplayLink};
 
@@ -15,19 +14,12 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}
 
 /// A replay link over a tape of server `s` written from (dir, ts, message) triples.
 fn link(lines: &[(&str, &str, &str)], pace: bool) -> (ReplayLink, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("t.ndjson");
     let text: String = lines
         .iter()
-        .map(|(d, ts, msg)| {
-            let meta =
-                format!(r#""_meta":{{"dir":"{d}","server":"s","ts":"{ts}","conn":"c-1"}}}}"#);
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
-        })
+        .map(|(d, ts, msg)| crate::tape::testing::line(msg, d, "c-1", Some(ts)))
         .collect();
-    std::fs::write(&path, text).expect("write");
-    let tape = Arc::new(ServerTape::load(&path, "s").expect("load"));
-    let picker = Picker::new(tape, "s", None, &Options::default());
+    let (tape, dir) = crate::tape::testing::load(&text);
+    let picker = Picker::new(Arc::new(tape), "s", None, &Options::default());
     (ReplayLink::new(picker, pace), dir)
 }
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::tape::testing;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
 const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
@@ -14,20 +15,15 @@ const SESSION_ANSWER: &str =
 
 /// A tape of server `s` from (conn, dir, message) triples.
 fn picker(lines: &[(&str, &str, &str)]) -> (Picker, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("t.ndjson");
     let text: String = lines
         .iter()
-        .map(|(conn, d, msg)| {
-            let meta = format!(
-                r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:00.000Z","conn":"{conn}"}}}}"#
-            );
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
-        })
+        .map(|(conn, d, msg)| testing::line(msg, d, conn, Some("2026-01-01T00:00:00.000Z")))
         .collect();
-    std::fs::write(&path, text).expect("write");
-    let tape = Arc::new(ServerTape::load(&path, "s").expect("load"));
-    (Picker::new(tape, "s", None, &Options::default()), dir)
+    let (tape, dir) = testing::load(&text);
+    (
+        Picker::new(Arc::new(tape), "s", None, &Options::default()),
+        dir,
+    )
 }
 
 fn texts(out: Vec<Out>) -> Vec<String> {

@@ -14,13 +14,7 @@ fn whole(lines: &[(&str, &str, u64)]) -> Tape {
     };
     let mut text: String = lines
         .iter()
-        .map(|(dir, msg, ms)| {
-            let meta = format!(
-                r#""_meta":{{"dir":"{dir}","server":"s","conn":"c-1","ts":"{}"}}}}"#,
-                ts(*ms)
-            );
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
-        })
+        .map(|(dir, msg, ms)| crate::tape::testing::line(msg, dir, "c-1", Some(&ts(*ms))))
         .collect();
     let end = lines.last().map_or(0, |l| l.2);
     text.push_str(&format!(

@@ -3,6 +3,7 @@
 //! progress, an `input_required` round and its retry).
 
 use super::*;
+use crate::tape::testing;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
 const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
@@ -19,19 +20,11 @@ const CONFIRMED: &str = r#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":
 
 /// A tape of server `s` from (conn, dir, message) triples, kept in `dir`.
 fn exchanges(lines: &[(&str, &str, &str)]) -> (Exchanges, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("t.ndjson");
     let text: String = lines
         .iter()
-        .map(|(conn, d, msg)| {
-            let meta = format!(
-                r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:00.000Z","conn":"{conn}"}}}}"#
-            );
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
-        })
+        .map(|(conn, d, msg)| testing::line(msg, d, conn, Some("2026-01-01T00:00:00.000Z")))
         .collect();
-    std::fs::write(&path, text).expect("write");
-    let tape = ServerTape::load(&path, "s").expect("load");
+    let (tape, dir) = testing::load(&text);
     (Exchanges::of(&tape, &Options::default()), dir)
 }
 

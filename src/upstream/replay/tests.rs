@@ -8,10 +8,7 @@ use super::*;
 fn tape(lines: &[(&str, &str)]) -> Tape {
     let text: String = lines
         .iter()
-        .map(|(dir, msg)| {
-            let meta = format!(r#""_meta":{{"dir":"{dir}","server":"s","conn":"c-1"}}}}"#);
-            format!("{},{meta}\n", msg.strip_suffix('}').expect("object"))
-        })
+        .map(|(dir, msg)| crate::tape::testing::line(msg, dir, "c-1", None))
         .collect();
     Tape::parse(Path::new("t.ndjson"), text.as_bytes()).expect("tape")
 }
