@@ -275,17 +275,11 @@ const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion"
 
 /// A tape of server `s`: one connection, the initialize handshake.
 fn tape() -> (Arc<ServerTape>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("t.ndjson");
-    let meta = |d| {
-        format!(
-            r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:00.000Z","conn":"c-1"}}}}"#
-        )
-    };
-    let line = |m: &str, d| format!("{},{}\n", m.strip_suffix('}').expect("object"), meta(d));
+    let line =
+        |m: &str, d| crate::tape::testing::line(m, d, "c-1", Some("2026-01-01T00:00:00.000Z"));
     let text = line(INIT, "send") + &line(INIT_ANSWER, "recv");
-    std::fs::write(&path, text).expect("write");
-    (Arc::new(ServerTape::load(&path, "s").expect("load")), dir)
+    let (tape, dir) = crate::tape::testing::load(&text);
+    (Arc::new(tape), dir)
 }
 
 #[tokio::test(start_paused = true)]

@@ -189,18 +189,12 @@ async fn a_session_given_up_on_after_the_grace_has_its_recording_ended() {
 
 /// A tape of server `s` whose one connection is the handshake, then the server's exit.
 fn tape_the_server_ended() -> (Arc<ServerTape>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("t.ndjson");
-    let meta = |d| {
-        format!(
-            r#""_meta":{{"dir":"{d}","server":"s","ts":"2026-01-01T00:00:00.000Z","conn":"c-1"}}}}"#
-        )
-    };
-    let line = |m: &str, d| format!("{},{}\n", m.strip_suffix('}').expect("object"), meta(d));
+    let line =
+        |m: &str, d| crate::tape::testing::line(m, d, "c-1", Some("2026-01-01T00:00:00.000Z"));
     let close = r#"{"jsonrpc":"2.0","method":"$transport/close","params":{"exitCode":0,"reason":"server exited"}}"#;
     let text = line(INIT, "send") + &line(INIT_ANSWER, "recv") + &line(close, "lifecycle");
-    std::fs::write(&path, text).expect("write");
-    (Arc::new(ServerTape::load(&path, "s").expect("load")), dir)
+    let (tape, dir) = crate::tape::testing::load(&text);
+    (Arc::new(tape), dir)
 }
 
 #[tokio::test]
