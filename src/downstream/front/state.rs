@@ -131,6 +131,21 @@ impl Front {
         }
     }
 
+    /// A new recording of a session, when the front records (`record`); one that cannot
+    /// be opened is kept among the front's errors too.
+    pub(super) fn recording(
+        &self,
+        record: Option<&(PathBuf, crate::mode::Recording)>,
+    ) -> Result<Option<RecordSession>> {
+        record
+            .map(|(path, how)| {
+                RecordSession::open(path, &self.server, how)
+                    .inspect_err(|e| self.keep_error(crate::error::chain(e)))
+                    .map_err(Into::into)
+            })
+            .transpose()
+    }
+
     /// Starts a session's task over the link its source gives.
     fn start(&self) -> Result<(SessionHandle, tokio::task::JoinHandle<Ended>)> {
         match &self.source {
@@ -139,13 +154,7 @@ impl Front {
                 headers,
                 record,
             } => {
-                let recording = match record {
-                    Some((path, how)) => Some(
-                        RecordSession::open(path, &self.server, how)
-                            .inspect_err(|e| self.keep_error(crate::error::chain(e)))?,
-                    ),
-                    None => None,
-                };
+                let recording = self.recording(record.as_ref())?;
                 let remote =
                     Remote::new(url, headers.clone()).map_err(crate::upstream::http::http_usage)?;
                 let offer = remote.offer();

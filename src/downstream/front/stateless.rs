@@ -79,14 +79,9 @@ impl Front {
                 headers,
                 record,
             } => {
-                let recording = match record {
-                    Some((path, how)) => Some(
-                        RecordSession::open(path, &self.server, how)
-                            .inspect_err(|e| self.keep_error(crate::error::chain(e)))
-                            .map_err(|e| (StatusCode::BAD_GATEWAY, crate::error::chain(&e)))?,
-                    ),
-                    None => None,
-                };
+                let recording = self
+                    .recording(record.as_ref())
+                    .map_err(|e| (StatusCode::BAD_GATEWAY, crate::error::chain(&e)))?;
                 let mut headers = headers.clone();
                 if let (None, Some(v)) = (era::body_version(msg), version) {
                     headers.push(("MCP-Protocol-Version".to_owned(), v.to_owned()));
