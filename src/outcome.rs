@@ -2,7 +2,7 @@
 //!
 //! Every `cmd::*::run` returns `Result<Outcome>`. [`exit`] maps either side through its
 //! table — [`Outcome::exit_code`] and [`Error::exit_code`], side by side here — and prints
-//! an error through the one printer, [`report`]. The README's exit-status table is these
+//! an error through the one printer, [`report`]. The exit-status table (docs/reference.md) is these
 //! two tables.
 //!
 //! The printing rule: an error that ends a command goes through [`report`]
@@ -54,7 +54,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The exit status: the table in README.md, with [`Error::exit_code`].
+    /// The exit status: the table in docs/reference.md, with [`Error::exit_code`].
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Ok | Outcome::Help => EXIT_OK,
@@ -117,7 +117,7 @@ impl Outcome {
 }
 
 impl Error {
-    /// The exit status this error ends the process with: the table in README.md, with
+    /// The exit status this error ends the process with: the table in docs/reference.md, with
     /// [`Outcome::exit_code`].
     pub fn exit_code(&self) -> u8 {
         match self {
