@@ -65,6 +65,12 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Colour text for people: `auto` on a terminal only (stdout and stderr apart), or
+    /// `always`, `never`. With `auto`, NO_COLOR (non-empty) turns it off, CLICOLOR_FORCE
+    /// (non-empty, not `0`) on, CLICOLOR=0 off. JSON, JUnit and GitHub output never
+    /// carries colour.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
 }
 
 /// The subcommands.
@@ -265,6 +271,11 @@ pub struct Replay {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub matching: Matching,
+    /// How the verdicts are reported: `text` on stderr; `github` adds, once CMD has
+    /// exited, one `::error` workflow command per connection that did not replay as
+    /// recorded, on stdout (where the Actions runner reads them), after CMD's output.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: ReplayFormat,
     /// The command to run with MCPTAPE_REPLAY set. Without one, prints the variables to
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]
@@ -373,6 +384,9 @@ pub enum Format {
     Json,
     /// JUnit XML: one testcase per call, for CI dashboards.
     Junit,
+    /// GitHub workflow commands: an `::error` per changed call at its tape line, an
+    /// `::warning` per skipped one, a `::notice` summary.
+    Github,
 }
 
 /// `mcptape verify SESSION [--server NAME] [--ignore GLOB]... (--url URL | -- SERVER_CMD...)`
@@ -468,6 +482,9 @@ pub struct Redact {
     /// With --check: exit 1 on possible secrets (high-entropy tokens) too.
     #[arg(long, requires = "check")]
     pub strict: bool,
+    /// With --check: how the findings are printed on stdout.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text", requires = "check")]
+    pub format: CheckFormat,
 }
 
 /// `mcptape list`
@@ -499,4 +516,36 @@ pub struct FrontLimits {
     /// never.
     #[arg(long, value_name = "DURATION", env = "MCPTAPE_SESSION_IDLE", default_value = DEFAULT_SESSION_IDLE, value_parser = crate::duration::parse, allow_negative_numbers = true)]
     pub session_idle: std::time::Duration,
+}
+
+/// `--color WHEN`: when text for people is coloured ([`crate::style`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal only, unless NO_COLOR, CLICOLOR_FORCE or CLICOLOR=0 says otherwise.
+    Auto,
+    /// Always, also into pipes and files.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// How `replay` reports its verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayFormat {
+    /// A readable account on stderr.
+    Text,
+    /// The same on stderr, and GitHub workflow commands on stdout after CMD.
+    Github,
+}
+
+/// How `redact --check` prints its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// `FILE:LINE: JSON.PATH (RULE)`, one a line.
+    Text,
+    /// One JSON document: every finding and a summary.
+    Json,
+    /// GitHub workflow commands: an `::error` per finding at its file and line (a possible
+    /// secret is a `::warning`, an `::error` with --strict).
+    Github,
 }

@@ -38,7 +38,8 @@
 //! `call`; `matcher` normalizes and compares for replay and verify; `redact/` keeps
 //! secrets off tapes; `mode` decides record or replay from flags and the environment (our
 //! own or the nearest ancestor's); `process` owns child processes; `term` escapes what a
-//! terminal would obey; `cmd/` holds one file per subcommand, each returning an
+//! terminal would obey, `style` colours what `term` escaped (`--color`, `NO_COLOR`), and
+//! `github` writes GitHub workflow commands (`--format github`); `cmd/` holds one file per subcommand, each returning an
 //! [`Outcome`]; [`outcome`] is the one place that maps outcomes and errors to exit codes
 //! and prints errors.
 //!
@@ -54,6 +55,7 @@ mod duration;
 mod era;
 mod error;
 mod framing;
+mod github;
 mod ids;
 mod layer;
 mod matcher;
@@ -64,6 +66,7 @@ mod process;
 mod record;
 mod redact;
 mod report;
+mod style;
 mod tape;
 mod term;
 mod upstream;

@@ -146,10 +146,12 @@ impl Error {
 /// What clap's refusal to parse comes to: help or the version, printed on stdout (an
 /// outcome), or a usage error.
 pub fn parse_failed(err: clap::Error) -> Result<Outcome, Error> {
+    // The parse failed, so `--color` is read from the raw arguments for clap's own text.
+    crate::style::init(crate::style::scan_args(std::env::args_os()));
     if err.use_stderr() {
         return Err(Error::Cli(err));
     }
-    let _ = err.print();
+    crate::style::print_clap(&err);
     Ok(Outcome::Help)
 }
 
@@ -170,9 +172,7 @@ pub fn exit(result: Result<Outcome, Error>) -> ExitCode {
 pub fn report(err: &Error) {
     match err {
         _ if err.is_broken_pipe() => {}
-        Error::Cli(e) => {
-            let _ = e.print();
-        }
+        Error::Cli(e) => crate::style::print_clap(e),
         _ => print(err),
     }
 }

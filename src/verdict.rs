@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::style::{Paint, Role};
+
 /// A message the client sent that the tape did not expect.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Mismatch {
@@ -110,14 +112,9 @@ impl Verdict {
         out
     }
 
-    /// A readable account, several lines, for stderr; each value from the tape or the
-    /// client is escaped on its line ([`crate::term::line`]).
-    pub fn describe(&self) -> String {
-        use crate::term::line;
-        let conn = line(self.conn.as_deref().unwrap_or("-"));
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let label = match (
+    /// The verdict's word: `ok`, `DIVERGED`, `INCOMPLETE` or `FAILED`.
+    pub fn label(&self) -> &'static str {
+        match (
             &self.mismatch,
             self.leftovers.is_empty() && self.tape_end.is_none(),
             self.problems.is_empty(),
@@ -126,9 +123,38 @@ impl Verdict {
             (None, false, _) => "INCOMPLETE",
             (None, true, false) => "FAILED",
             (None, true, true) => "ok",
-        };
+        }
+    }
+
+    /// The tape line an annotation of this verdict points at: the expected entry of a
+    /// mismatch, the first message never sent, or where the connection starts.
+    pub fn line(&self) -> Option<usize> {
+        self.mismatch
+            .as_ref()
+            .and_then(|m| m.line)
+            .or_else(|| self.leftovers.first().map(|l| l.line))
+            .or(self.first_line)
+    }
+
+    /// A readable account, several lines, for stderr; each value from the tape or the
+    /// client is escaped on its line ([`crate::term::line`]).
+    pub fn describe(&self) -> String {
+        self.render(Paint::PLAIN)
+    }
+
+    /// [`Self::describe`], its verdict word and diff lines coloured by `paint` (after
+    /// escaping: only the SGR codes of [`crate::style`] are added).
+    pub fn render(&self, paint: Paint) -> String {
+        use crate::term::line;
+        let conn = line(self.conn.as_deref().unwrap_or("-"));
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let label = self.label();
+        let role = if self.ok() { Role::Pass } else { Role::Fail };
+        let pad = " ".repeat(8usize.saturating_sub(label.len()));
         let mut out = format!(
-            "{label:<8} server `{}` connection `{conn}`: {} matched, {} given\n",
+            "{}{pad} server `{}` connection `{conn}`: {} matched, {} given\n",
+            paint.paint(role, label),
             line(&self.server),
             plural(self.matched, "client message", "client messages"),
             plural(self.answered, "recorded answer", "recorded answers"),
@@ -158,7 +184,7 @@ impl Verdict {
                 ));
             }
             for l in m.diff.lines() {
-                out.push_str(&format!("  {}\n", line(l)));
+                out.push_str(&format!("  {}\n", paint.diff_line(&line(l))));
             }
         }
         for l in &self.leftovers {
@@ -193,5 +219,30 @@ mod tests {
             );
         }
         assert!(!text.contains("\n  ok forged"), "a forged line: {text}");
+    }
+
+    #[test]
+    fn colour_adds_only_sgr_codes_around_escaped_text() {
+        let v = Verdict {
+            server: "s\u{1b}[2J".into(),
+            mismatch: Some(Mismatch {
+                line: Some(4),
+                expected: "tools/call \u{1b}]0;t\u{7}".into(),
+                got: "x".into(),
+                diff: "--- expected\n+++ got\n@@ -1 +1 @@\n-\"\u{1b}[31m\"\n+\"b\"\n".into(),
+                later_line: None,
+            }),
+            ..Verdict::default()
+        };
+        let plain = v.describe();
+        let coloured = v.render(Paint::COLOUR);
+        assert!(coloured.starts_with("\u{1b}[1m\u{1b}[31mDIVERGED\u{1b}[0m server `s\\x1b[2J`"), "{coloured:?}");
+        assert!(coloured.contains("\u{1b}[31m-\"\\x1b[31m\"\u{1b}[0m"), "{coloured:?}");
+        assert!(coloured.contains("\u{1b}[32m+\"b\"\u{1b}[0m"), "{coloured:?}");
+        // Without the SGR codes it is the plain text, which holds no raw control.
+        let sgr = regex::Regex::new("\u{1b}\\[[0-9;]*m").expect("regex");
+        assert_eq!(sgr.replace_all(&coloured, ""), plain);
+        assert!(!plain.chars().any(|c| c != '\n' && crate::term::is_dangerous(c)));
+        assert_eq!(v.line(), Some(4));
     }
 }

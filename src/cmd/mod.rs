@@ -20,6 +20,7 @@ use crate::outcome::Outcome;
 impl Cli {
     /// Runs the chosen subcommand.
     pub fn run(self) -> Result<Outcome> {
+        crate::style::init(self.color);
         match self.command {
             Command::Record(c) => c.run(),
             Command::Replay(c) => c.run(),

@@ -189,7 +189,10 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
                 );
             }
         }
-        None if !verdict.ok() => eprint!("mcptape: {}", crate::term::block(&verdict.describe())),
+        None if !verdict.ok() => {
+            let paint = crate::style::Paint::of(crate::style::Stream::Stderr);
+            crate::style::eprint(&format!("mcptape: {}", verdict.render(paint)));
+        }
         None => {}
     }
 }

@@ -3,20 +3,22 @@
 //! secret, for pre-commit hooks and CI on committed fixtures. `--check` also reports the
 //! possible secrets of [`crate::redact::entropy`], which fail it only with `--strict`.
 
-use std::io::Write;
+mod check;
+
 use std::path::Path;
 
 use crate::cli;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::message;
 use crate::mode::{self};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
-use crate::redact::entropy;
 use crate::tape::Direction;
 use crate::tape::format::{Cut, Meta};
 use crate::tape::lines::{self, Class, LineReader, Read};
 use crate::tape::store;
+
+use check::{Checked, Found, Report};
 
 impl cli::Redact {
     /// Rewrites the tapes, or checks them.
@@ -26,9 +28,13 @@ impl cli::Redact {
             crate::term::eprintln_escaped!("mcptape: warning: {w}");
         }
         let mut dirty = false;
+        let mut report = self.check.then(|| Report::new(self.format, self.strict));
         for session in &self.sessions {
-            let found = one(session, &redactor, self.check)?;
+            let found = one(session, &redactor, report.as_mut())?;
             dirty |= found.secrets > 0 || (self.strict && found.possible > 0);
+        }
+        if let Some(report) = report {
+            report.finish()?;
         }
         Ok(if dirty {
             Outcome::SecretsLeft
@@ -38,20 +44,12 @@ impl cli::Redact {
     }
 }
 
-/// What `--check` found in one tape: values the rules call secrets, and values holding a
-/// possible secret (and nothing the rules saw).
-#[derive(Debug, Default, Clone, Copy)]
-struct Found {
-    secrets: usize,
-    possible: usize,
-}
-
 /// Redacts (or checks) one tape, read line by line as every reader reads one
 /// ([`LineReader`], [`lines::classify`]).
-fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
+fn one(session: &str, redactor: &Redactor, check: Option<&mut Report>) -> Result<Found> {
     let path = mode::session_path(session)?;
     let mut reader = LineReader::open(&path)?;
-    let mut pass = if check {
+    let mut pass = if check.is_some() {
         Pass::Check(Checked::default())
     } else {
         Pass::Rewrite(Rewrite::default())
@@ -64,9 +62,10 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
         };
         pass.line(&reader, redactor, &Line::new(&raw, read))?;
     }
-    match pass {
-        Pass::Check(checked) => checked.report(&path),
-        Pass::Rewrite(rewrite) => rewrite.save(&path),
+    match (pass, check) {
+        (Pass::Check(checked), Some(report)) => report.tape(&path, checked),
+        (Pass::Check(_), None) => Ok(Found::default()),
+        (Pass::Rewrite(rewrite), _) => rewrite.save(&path),
     }
 }
 
@@ -132,7 +131,9 @@ impl Pass {
             }
             Class::Torn(reason) => {
                 match self {
-                    Pass::Check(checked) => checked.torn(path, line, &reason),
+                    Pass::Check(checked) => {
+                        checked.torn(path, line.number, line.terminated, &reason)
+                    }
                     Pass::Rewrite(rewrite) => rewrite.torn(path, line, &reason),
                 }
                 return Ok(());
@@ -147,90 +148,6 @@ impl Pass {
             Pass::Rewrite(rewrite) => rewrite.entry(reader, line, redactor, &meta, &message)?,
         }
         Ok(())
-    }
-}
-
-/// What `--check` has found so far: one line of report each.
-#[derive(Default)]
-struct Checked {
-    findings: Vec<String>,
-    /// How many of them are possible secrets only.
-    possible: usize,
-}
-
-impl Checked {
-    /// A torn line (a crash mid-write) is not an entry: it cannot be checked.
-    fn torn(&mut self, path: &Path, line: &Line, reason: &str) {
-        let which = if line.terminated {
-            "torn line"
-        } else {
-            "torn last line"
-        };
-        self.findings.push(format!(
-            "{}:{}: ({which}, cannot be checked: {reason})",
-            path.display(),
-            line.number
-        ));
-    }
-
-    /// The values of an entry that the rules call secrets, then the possible secrets
-    /// among the rest.
-    fn entry(&mut self, path: &Path, number: usize, redactor: &Redactor, message: &str) {
-        let found = redactor.findings(message);
-        for f in &found {
-            self.findings.push(format!(
-                "{}:{number}: {} ({})",
-                path.display(),
-                f.path,
-                f.rule
-            ));
-        }
-        for s in entropy::possible_secrets(message) {
-            if !found.iter().any(|f| f.path == s.path) {
-                self.possible += 1;
-                self.findings.push(format!(
-                    "{}:{number}: {} (possible secret)",
-                    path.display(),
-                    s.path
-                ));
-            }
-        }
-    }
-
-    /// Prints the findings on stdout and what they add up to on stderr.
-    fn report(self, path: &Path) -> Result<Found> {
-        let mut stdout = std::io::stdout().lock();
-        for f in &self.findings {
-            writeln!(stdout, "{}", crate::term::line(f)).map_err(Error::Stdout)?;
-        }
-        if self.findings.is_empty() {
-            crate::term::eprintln_escaped!(
-                "mcptape: nothing in `{}` looks like a secret",
-                path.display()
-            );
-            return Ok(Found::default());
-        }
-        let possible = self.possible;
-        let secrets = self.findings.len() - possible;
-        if secrets > 0 {
-            crate::term::eprintln_escaped!(
-                "mcptape: {} value{} in `{}` still look{} like secrets: `mcptape redact` rewrites them",
-                secrets,
-                if secrets == 1 { "" } else { "s" },
-                path.display(),
-                if secrets == 1 { "s" } else { "" }
-            );
-        }
-        if possible > 0 {
-            crate::term::eprintln_escaped!(
-                "mcptape: {} value{} in `{}` hold{} possible secrets (high-entropy tokens): review them; --strict fails on them",
-                possible,
-                if possible == 1 { "" } else { "s" },
-                path.display(),
-                if possible == 1 { "s" } else { "" }
-            );
-        }
-        Ok(Found { secrets, possible })
     }
 }
 

@@ -6,10 +6,13 @@
 //! of a replayed server was never used; otherwise CMD's own status.
 
 use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
 
 use crate::cli;
 
 use crate::error::{Error, Result};
+use crate::github::{Annotation, Level};
 use crate::matcher::Glob;
 use crate::mode::{
     self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
@@ -18,6 +21,7 @@ use crate::mode::{
 use crate::outcome::Outcome;
 use crate::process;
 use crate::report::ReportDir;
+use crate::style::{Paint, Role, Stream};
 use crate::tape::Census;
 use crate::verdict::Verdict;
 
@@ -75,8 +79,12 @@ impl cli::Replay {
         }
         let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
-        let replayed = judge(&Verdict::collect(report.path()), &tape, &self.servers);
-        Ok(Outcome::of_status(status).replayed(replayed))
+        let verdicts = Verdict::collect(report.path());
+        let judged = judge(&verdicts, &tape, &self.servers);
+        if self.format == cli::ReplayFormat::Github {
+            annotate(&path, &judged).map_err(Error::Stdout)?;
+        }
+        Ok(Outcome::of_status(status).replayed(judged.failed.is_empty()))
     }
 
     /// The flags that the proxies below will read from the environment, checked here.
@@ -96,13 +104,46 @@ impl cli::Replay {
     }
 }
 
+/// A connection that did not replay as recorded, for `--format github`.
+struct Failure {
+    /// The verdict's word (`DIVERGED`, …, `UNUSED`).
+    label: &'static str,
+    /// The tape line it points at.
+    line: Option<usize>,
+    /// What happened (escaped; may span lines).
+    message: String,
+}
+
+/// What [`judge`] found.
+struct Judged {
+    /// Every connection that did not replay as recorded, in the order printed.
+    failed: Vec<Failure>,
+    /// How many verdicts passed.
+    passed: usize,
+}
+
 /// Prints every proxy's verdict and every recorded connection of a replayed server
-/// (`servers`, or all when empty) that no proxy used; true when all replayed as recorded.
-fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> bool {
-    let mut failed = false;
+/// (`servers`, or all when empty) that no proxy used; lists those that did not replay
+/// as recorded.
+fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> Judged {
+    let paint = Paint::of(Stream::Stderr);
+    let mut judged = Judged {
+        failed: Vec::new(),
+        passed: 0,
+    };
     for v in verdicts {
-        eprint!("mcptape: {}", crate::term::block(&v.describe()));
-        failed |= !v.ok();
+        crate::style::eprint(&format!("mcptape: {}", v.render(paint)));
+        if v.ok() {
+            judged.passed += 1;
+            continue;
+        }
+        // The whole account, its word left to the title.
+        let text = v.describe();
+        judged.failed.push(Failure {
+            label: v.label(),
+            line: v.line(),
+            message: text.trim_start_matches(v.label()).trim().to_owned(),
+        });
     }
     let used: HashSet<(&str, &str)> = verdicts
         .iter()
@@ -117,12 +158,20 @@ fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> bool {
         let replayed = servers.is_empty() || servers.contains(&conn.server);
         if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
             let first = conn.first_line;
-            crate::term::eprintln_escaped!(
-                "mcptape: UNUSED   server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
-                conn.server,
-                conn.id
-            );
-            failed = true;
+            let text = crate::term::line(&format!(
+                "server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
+                conn.server, conn.id
+            ))
+            .into_owned();
+            crate::style::eprint(&format!(
+                "mcptape: {}   {text}\n",
+                paint.paint(Role::Warn, "UNUSED")
+            ));
+            judged.failed.push(Failure {
+                label: "UNUSED",
+                line: Some(first),
+                message: text,
+            });
         }
     }
     if verdicts.is_empty() {
@@ -130,5 +179,37 @@ fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> bool {
             "mcptape: warning: no `mcptape proxy` replayed under the command (name `mcptape proxy --server NAME -- <server command>` in the client's MCP server config)"
         );
     }
-    !failed
+    judged
+}
+
+/// `--format github`: one `::error` per connection that did not replay as recorded, at
+/// the tape line its verdict names, and a `::notice` when all did; on stdout, which CMD
+/// no longer writes to (it has exited and its proxies have reported).
+fn annotate(tape: &Path, judged: &Judged) -> std::io::Result<()> {
+    let mut notes: Vec<Annotation> = judged
+        .failed
+        .iter()
+        .map(|f| {
+            Annotation::new(Level::Error, &f.message)
+                .at(tape, f.line)
+                .titled(format!("mcptape replay: {}", f.label))
+        })
+        .collect();
+    if notes.is_empty() {
+        let n = judged.passed;
+        notes.push(
+            Annotation::new(
+                Level::Notice,
+                format!(
+                    "{n} connection{} replayed as recorded",
+                    if n == 1 { "" } else { "s" }
+                ),
+            )
+            .at(tape, None)
+            .titled("mcptape replay"),
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(crate::github::lines(&notes).as_bytes())?;
+    out.flush()
 }

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::message::Kind;
 use crate::mode::{self};
 use crate::outcome::Outcome;
+use crate::style::{Paint, Role, Stream};
 use crate::tape::{Connection, Direction, Entry, LifecycleKind, Tape};
 
 /// Width used when stdout is not a terminal and `COLUMNS` is not set.
@@ -40,7 +41,7 @@ impl cli::Show {
             format!("{}\n", crate::term::json_pretty(&doc))
         } else {
             let width = (!self.full).then(width);
-            trace(&tape, &conns, width)
+            trace_painted(&tape, &conns, width, Paint::of(Stream::Stdout))
         };
         out.write_all(text.as_bytes()).map_err(Error::Stdout)?;
         Ok(Outcome::Ok)
@@ -101,7 +102,21 @@ fn compact(v: &Value) -> String {
 
 /// The readable trace of every connection.
 pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String {
+    trace_painted(tape, conns, width, Paint::PLAIN)
+}
+
+/// [`trace`], its directions coloured by `paint`: a client → server arrow, a server →
+/// client arrow, lifecycle entries dim, connection headings bold.
+pub fn trace_painted(
+    tape: &Tape,
+    conns: &[Connection],
+    width: Option<usize>,
+    paint: Paint,
+) -> String {
     let mut out = String::new();
+    let push = |out: &mut String, width: Option<usize>, line: &str, look: Look| {
+        push_painted(out, width, line, look, paint)
+    };
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let header = format!(
         "tape {} · {} · {}",
@@ -109,7 +124,7 @@ pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String 
         plural(conns.len(), "connection"),
         plural(tape.entries.len(), "entry").replace("entrys", "entries")
     );
-    push(&mut out, width, &header);
+    push(&mut out, width, &header, Look::Plain);
     for conn in conns {
         let entries: Vec<&Entry> = conn.entries.iter().map(|&i| &tape.entries[i]).collect();
         let start = entries.iter().find_map(|e| ts(e));
@@ -125,6 +140,7 @@ pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String 
                 printable(&conn.server),
                 printable(&conn.id)
             ),
+            Look::Heading,
         );
         let mut asked: HashMap<(Direction, String), SystemTime> = HashMap::new();
         for e in entries {
@@ -133,7 +149,9 @@ pub fn trace(tape: &Tape, conns: &[Connection], width: Option<usize>) -> String 
                 _ => "       ".into(),
             };
             let line = describe(e, &mut asked);
-            push(&mut out, width, &format!("  {at:>8}  {line}"));
+            let prefix = format!("  {at:>8}  ");
+            let look = Look::Entry(e.meta.dir, prefix.chars().count());
+            push(&mut out, width, &format!("{prefix}{line}"), look);
         }
     }
     out
@@ -145,9 +163,21 @@ pub fn printable(s: &str) -> String {
     crate::term::line(s).into_owned()
 }
 
+/// What a line of the trace is, for its colour.
+#[derive(Debug, Clone, Copy)]
+enum Look {
+    /// The tape's header.
+    Plain,
+    /// A connection's heading.
+    Heading,
+    /// An entry in this direction, its arrow after this many characters.
+    Entry(Direction, usize),
+}
+
 /// Appends one line of the trace, escaped (everything in it may come from the tape),
-/// then cut to the width.
-fn push(out: &mut String, width: Option<usize>, line: &str) {
+/// then cut to the width, then painted: the width counts what is shown, and only the
+/// escaped text is styled.
+fn push_painted(out: &mut String, width: Option<usize>, line: &str, look: Look, paint: Paint) {
     let line = crate::term::line(line);
     let line: String = match width {
         Some(w) if line.chars().count() > w => {
@@ -157,7 +187,24 @@ fn push(out: &mut String, width: Option<usize>, line: &str) {
         }
         _ => line.into_owned(),
     };
-    out.push_str(&line);
+    let painted = match look {
+        Look::Plain => line,
+        Look::Heading => paint.paint(Role::Heading, &line),
+        Look::Entry(Direction::Lifecycle, _) => paint.paint(Role::Dim, &line),
+        Look::Entry(dir, at) => {
+            let role = if dir == Direction::Send {
+                Role::Send
+            } else {
+                Role::Recv
+            };
+            // The arrow is one character after the prefix (when the cut left it).
+            let split = |n: usize| line.char_indices().nth(n).map_or(line.len(), |(i, _)| i);
+            let (head, rest) = line.split_at(split(at));
+            let (arrow, tail) = rest.split_at(split(at + 1) - head.len());
+            format!("{head}{}{tail}", paint.paint(role, arrow))
+        }
+    };
+    out.push_str(&painted);
     out.push('\n');
 }
 

@@ -5,6 +5,7 @@
 //! Parts: this file checks the arguments, plays the connections and decides the exit
 //! status; `report` writes the reports and the receipt; `update` rewrites the tape.
 
+mod github;
 mod report;
 mod update;
 
@@ -54,7 +55,19 @@ impl cli::Verify {
         warn_unused(&opts.ignore, &found.used);
         let command = self.shown_command();
         let (outcomes, problems, broken) = (&found.outcomes, &found.problems, found.broken);
-        let report = report::render(self.format, &path, &server, &command, outcomes, problems);
+        let paint = match &self.output {
+            Some(_) => crate::style::Paint::of_file(),
+            None => crate::style::Paint::of(crate::style::Stream::Stdout),
+        };
+        let report = report::render(
+            self.format,
+            paint,
+            &path,
+            &server,
+            &command,
+            outcomes,
+            problems,
+        );
         self.write_report(&report)?;
         if self.format != Format::Text && !problems.is_empty() {
             for p in problems {

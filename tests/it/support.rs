@@ -119,6 +119,10 @@ impl Env {
                 cmd.env_remove(k);
             }
         }
+        // Colour is decided by each test (`--color`, the variables), never by the caller's.
+        for k in ["NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
+            cmd.env_remove(k);
+        }
         cmd.env("HOME", self.dir.path().join("home"))
             .env("MCPTAPE_HOME", self.mcptape_home())
             .current_dir(self.dir.path());

@@ -9,12 +9,14 @@ use serde_json::{Value, json};
 
 use crate::cli::Format;
 use crate::error::TapeError;
+use crate::style::{Paint, Role};
 use crate::tape::{format, safety};
 use crate::verify::{Class, Played};
 
-/// The report in `format`: what `--output` or stdout receives.
+/// The report in `format`: what `--output` or stdout receives (only text is painted).
 pub(super) fn render(
     format: Format,
+    paint: Paint,
     tape: &Path,
     server: &str,
     command: &str,
@@ -22,7 +24,8 @@ pub(super) fn render(
     problems: &[String],
 ) -> String {
     match format {
-        Format::Text => text_report(tape, server, command, outcomes, problems),
+        Format::Text => text_report(paint, tape, server, command, outcomes, problems),
+        Format::Github => super::github::report(tape, outcomes, problems),
         Format::Json => outcomes
             .iter()
             .map(|o| format!("{}\n", crate::term::json_compact(o)))
@@ -31,7 +34,7 @@ pub(super) fn render(
     }
 }
 
-fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
+pub(super) fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
     [
         Class::Same,
         Class::Changed,
@@ -46,7 +49,7 @@ fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
     .collect()
 }
 
-fn show(v: &Option<Value>) -> String {
+pub(super) fn show(v: &Option<Value>) -> String {
     match v {
         None => "(absent)".into(),
         Some(v) => {
@@ -60,57 +63,76 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
+/// The colour of a class in the text report.
+fn role(class: Class) -> Role {
+    match class {
+        Class::Same => Role::Pass,
+        Class::Changed | Class::NewError | Class::GoneError | Class::NotPlayed => Role::Fail,
+        Class::Skipped | Class::Cancelled => Role::Warn,
+    }
+}
+
 /// The text report: one line each, every value escaped on its line
-/// ([`crate::term::line`]), as a server's answer may hold anything.
+/// ([`crate::term::line`]) before the words of its class are painted.
 fn text_report(
+    paint: Paint,
     tape: &Path,
     server: &str,
     command: &str,
     outcomes: &[Played],
     problems: &[String],
 ) -> String {
+    use crate::term::line;
     let summary = counts(outcomes)
         .into_iter()
         .filter(|&(c, n)| n > 0 || matches!(c, Class::Same | Class::Changed))
-        .map(|(c, n)| format!("{n} {}", c.as_str()))
+        .map(|(c, n)| {
+            let text = format!("{n} {}", c.as_str());
+            paint.paint(if n == 0 { Role::Dim } else { role(c) }, &text)
+        })
         .collect::<Vec<_>>()
         .join(", ");
-    let mut out = String::new();
-    let mut put = |text: String| {
-        out.push_str(&crate::term::line(&text));
-        out.push('\n');
-    };
-    put(format!(
-        "verify `{}` (server `{server}`) against `{command}`: {summary}",
+    let mut out = line(&format!(
+        "verify `{}` (server `{server}`) against `{command}`: ",
         tape.display()
-    ));
+    ))
+    .into_owned();
+    out.push_str(&summary);
+    out.push('\n');
     for o in outcomes.iter().filter(|o| o.class != Class::Same) {
-        put(format!(
-            "{:<10} {} (tape line {})",
-            o.class.as_str(),
-            o.title(),
-            o.line
-        ));
+        let word = o.class.as_str();
+        let pad = " ".repeat(10usize.saturating_sub(word.len()));
+        let lead = format!("{}{pad} ", paint.paint(role(o.class), word));
+        put(&mut out, &lead, &format!("{} (tape line {})", o.title(), o.line));
         if let Some(r) = &o.reason {
-            put(format!("           {r}"));
+            put(&mut out, "", &format!("           {r}"));
         }
         for d in &o.differences {
-            put(format!(
-                "           {}: {} → {}",
-                if d.path.is_empty() {
-                    "(whole answer)"
-                } else {
-                    &d.path
-                },
-                show(&d.old),
-                show(&d.new)
+            let path = if d.path.is_empty() {
+                "(whole answer)"
+            } else {
+                &d.path
+            };
+            out.push_str(&format!(
+                "           {}: {} → {}\n",
+                line(path),
+                paint.paint(Role::Removed, &line(&show(&d.old))),
+                paint.paint(Role::Added, &line(&show(&d.new)))
             ));
         }
     }
     for p in problems {
-        put(format!("problem    {p}"));
+        put(&mut out, &paint.paint(Role::Fail, "problem"), &format!("    {p}"));
     }
     out
+}
+
+/// Appends one line of the text report: its lead (our own words, maybe painted), then
+/// `text` escaped on its line, as a server's answer may hold anything.
+fn put(out: &mut String, lead: &str, text: &str) {
+    out.push_str(lead);
+    out.push_str(&crate::term::line(text));
+    out.push('\n');
 }
 
 fn xml(s: &str) -> String {
