@@ -69,7 +69,13 @@ pub struct Cli {
     /// `always`, `never`. With `auto`, NO_COLOR (non-empty) turns it off, CLICOLOR_FORCE
     /// (non-empty, not `0`) on, CLICOLOR=0 off. JSON, JUnit and GitHub output never
     /// carries colour.
-    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value = "auto")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
     pub color: ColorWhen,
 }
 
@@ -470,8 +476,9 @@ is 1 and every line `FILE:LINE: JSON.PATH (RULE)` is printed when something stil
 like a secret, 0 otherwise. --check also lists string values holding a high-entropy token
 (20-256 characters with a lowercase letter, a capital and a digit, at least log2(length) -
 0.75 bits per character within 3.5-4.3, not mostly words, not a hash, UUID, base64 file,
-id, cursor or path, not in a PEM certificate or public key) as `(possible secret)`: these alone exit 0, and 1 with --strict. See
-docs/REDACTION.md for the rules.")]
+id, cursor or path, not in a PEM certificate or public key) as `(possible secret)`: these alone exit 0, and 1 with --strict.
+--check --format json prints the findings as one JSON document, --format github as GitHub
+workflow commands (`::error file=FILE,line=LINE::…`). See docs/REDACTION.md for the rules.")]
 pub struct Redact {
     /// Session names or tape paths.
     #[arg(required = true, value_name = "TAPE")]
@@ -483,7 +490,13 @@ pub struct Redact {
     #[arg(long, requires = "check")]
     pub strict: bool,
     /// With --check: how the findings are printed on stdout.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text", requires = "check")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "text",
+        requires = "check"
+    )]
     pub format: CheckFormat,
 }
 

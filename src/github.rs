@@ -151,11 +151,19 @@ mod tests {
         let a = Annotation::new(Level::Warning, "x\u{1b}[2J\u{9b}y\u{202e}")
             .titled("t\u{1b}]0;z\u{7}\n");
         let text = a.to_string();
-        assert!(!text.chars().any(|c| c.is_control() || crate::term::is_dangerous(c)), "{text:?}");
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() || crate::term::is_dangerous(c)),
+            "{text:?}"
+        );
         assert_eq!(
             text,
             "::warning title=t\\x1b]0;z\\x07%0A::x\\x1b[2J\\u{9b}y\\u{202e}"
         );
-        assert_eq!(Annotation::new(Level::Notice, "n").to_string(), "::notice::n");
+        assert_eq!(
+            Annotation::new(Level::Notice, "n").to_string(),
+            "::notice::n"
+        );
     }
 }

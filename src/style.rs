@@ -257,9 +257,21 @@ mod tests {
         assert!(!decide(ColorWhen::Auto, true, &env(&no)));
         let empty_no = [("TERM", "xterm"), ("NO_COLOR", "")];
         assert!(decide(ColorWhen::Auto, true, &env(&empty_no)));
-        assert!(decide(ColorWhen::Auto, false, &env(&[("CLICOLOR_FORCE", "1")])));
-        assert!(!decide(ColorWhen::Auto, false, &env(&[("CLICOLOR_FORCE", "0")])));
-        assert!(!decide(ColorWhen::Auto, false, &env(&[("CLICOLOR_FORCE", "")])));
+        assert!(decide(
+            ColorWhen::Auto,
+            false,
+            &env(&[("CLICOLOR_FORCE", "1")])
+        ));
+        assert!(!decide(
+            ColorWhen::Auto,
+            false,
+            &env(&[("CLICOLOR_FORCE", "0")])
+        ));
+        assert!(!decide(
+            ColorWhen::Auto,
+            false,
+            &env(&[("CLICOLOR_FORCE", "")])
+        ));
         let both = [("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")];
         assert!(!decide(ColorWhen::Auto, true, &env(&both)));
         let off = [("TERM", "xterm"), ("CLICOLOR", "0")];
@@ -277,8 +289,14 @@ mod tests {
     #[test]
     fn color_is_read_before_clap_and_stops_at_the_double_dash() {
         let scan = |args: &[&str]| scan_args(args.iter().map(OsString::from));
-        assert_eq!(scan(&["mcptape", "--color", "always", "show"]), ColorWhen::Always);
-        assert_eq!(scan(&["mcptape", "show", "x", "--color=never"]), ColorWhen::Never);
+        assert_eq!(
+            scan(&["mcptape", "--color", "always", "show"]),
+            ColorWhen::Always
+        );
+        assert_eq!(
+            scan(&["mcptape", "show", "x", "--color=never"]),
+            ColorWhen::Never
+        );
         assert_eq!(scan(&["mcptape", "--color", "purple"]), ColorWhen::Auto);
         assert_eq!(
             scan(&["mcptape", "replay", "s", "--", "ls", "--color=always"]),
@@ -294,6 +312,10 @@ mod tests {
         assert_eq!(red, "\u{1b}[31m-x\u{1b}[0m");
         assert_eq!(Paint::COLOUR.diff_line("+y"), "\u{1b}[32m+y\u{1b}[0m");
         assert_eq!(Paint::COLOUR.diff_line(" context"), " context");
-        assert!(Paint::COLOUR.diff_line("@@ -1 +1 @@").starts_with("\u{1b}[2m\u{1b}[36m"));
+        assert!(
+            Paint::COLOUR
+                .diff_line("@@ -1 +1 @@")
+                .starts_with("\u{1b}[2m\u{1b}[36m")
+        );
     }
 }

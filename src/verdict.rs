@@ -236,13 +236,26 @@ mod tests {
         };
         let plain = v.describe();
         let coloured = v.render(Paint::COLOUR);
-        assert!(coloured.starts_with("\u{1b}[1m\u{1b}[31mDIVERGED\u{1b}[0m server `s\\x1b[2J`"), "{coloured:?}");
-        assert!(coloured.contains("\u{1b}[31m-\"\\x1b[31m\"\u{1b}[0m"), "{coloured:?}");
-        assert!(coloured.contains("\u{1b}[32m+\"b\"\u{1b}[0m"), "{coloured:?}");
+        assert!(
+            coloured.starts_with("\u{1b}[1m\u{1b}[31mDIVERGED\u{1b}[0m server `s\\x1b[2J`"),
+            "{coloured:?}"
+        );
+        assert!(
+            coloured.contains("\u{1b}[31m-\"\\x1b[31m\"\u{1b}[0m"),
+            "{coloured:?}"
+        );
+        assert!(
+            coloured.contains("\u{1b}[32m+\"b\"\u{1b}[0m"),
+            "{coloured:?}"
+        );
         // Without the SGR codes it is the plain text, which holds no raw control.
         let sgr = regex::Regex::new("\u{1b}\\[[0-9;]*m").expect("regex");
         assert_eq!(sgr.replace_all(&coloured, ""), plain);
-        assert!(!plain.chars().any(|c| c != '\n' && crate::term::is_dangerous(c)));
+        assert!(
+            !plain
+                .chars()
+                .any(|c| c != '\n' && crate::term::is_dangerous(c))
+        );
         assert_eq!(v.line(), Some(4));
     }
 }

@@ -80,7 +80,9 @@ fn has_esc(out: &Output) -> bool {
 /// `replay` of the echo tape with a client that sends another message: a divergence.
 fn diverge(env: &Env, session: &str, flags: &[&str]) -> std::process::Command {
     let mut cmd = env.mcptape(["replay", session]);
-    cmd.args(flags).arg("--").arg(bin())
+    cmd.args(flags)
+        .arg("--")
+        .arg(bin())
         .args(["call", "example.echo", "message:something else"]);
     cmd
 }
@@ -104,14 +106,16 @@ fn forced_colour_paints_the_verdict_and_its_diff_and_still_escapes_the_tape() {
         assert_eq!(out.status.code(), Some(3), "{}", text(out));
         let err = stderr(out);
         assert!(
-            err.contains(&format!("mcptape: {RED_BOLD}DIVERGED{RESET} server `example`")),
+            err.contains(&format!(
+                "mcptape: {RED_BOLD}DIVERGED{RESET} server `example`"
+            )),
             "{err:?}"
         );
         // The diff: the recorded line removed (red), the client's added (green).
-        assert!(err.contains(&format!("  \u{1b}[31m-")), "{err:?}");
+        assert!(err.contains("  \u{1b}[31m-"), "{err:?}");
         assert!(err.contains(&format!("  {GREEN}+")), "{err:?}");
         // The tape's ESC is shown escaped; only our colour codes are raw.
-        assert!(err.contains("\\\\u001b[2J") || err.contains("\\u001b[2J"), "{err:?}");
+        assert!(err.contains(r#"{"message":"hi\u001b[2J"}"#), "{err:?}");
         assert_only_sgr("replay stderr", &out.stderr);
     }
 }
@@ -123,13 +127,19 @@ fn no_color_never_and_a_pipe_show_no_colour() {
     let outs = [
         run(&mut diverge(&env, "s", &[])),
         run(diverge(&env, "s", &[]).env("NO_COLOR", "1")),
-        run(diverge(&env, "s", &[]).env("NO_COLOR", "1").env("CLICOLOR_FORCE", "1")),
+        run(diverge(&env, "s", &[])
+            .env("NO_COLOR", "1")
+            .env("CLICOLOR_FORCE", "1")),
         run(diverge(&env, "s", &["--color=never"]).env("CLICOLOR_FORCE", "1")),
         run(diverge(&env, "s", &[]).env("CLICOLOR", "0")),
     ];
     for out in &outs {
         assert_eq!(out.status.code(), Some(3), "{}", text(out));
-        assert!(stderr(out).contains("mcptape: DIVERGED server `example`"), "{}", text(out));
+        assert!(
+            stderr(out).contains("mcptape: DIVERGED server `example`"),
+            "{}",
+            text(out)
+        );
         assert!(!has_esc(out), "{}", text(out));
     }
     // The flag beats NO_COLOR.
@@ -181,7 +191,9 @@ fn verify_colours_its_classes_and_values_and_json_never() {
         "{report:?}"
     );
     assert!(
-        report.contains(&format!("\n{RED_BOLD}changed{RESET}    tools/call echo (tape line 5)")),
+        report.contains(&format!(
+            "\n{RED_BOLD}changed{RESET}    tools/call echo (tape line 5)"
+        )),
         "{report:?}"
     );
     assert!(
@@ -205,7 +217,10 @@ fn show_colours_directions_when_forced() {
     let out = run(&mut env.mcptape(["show", "s", "--color", "always"]));
     assert!(out.status.success(), "{}", text(&out));
     let trace = String::from_utf8_lossy(&out.stdout);
-    assert!(trace.contains("\u{1b}[36m→\u{1b}[0m initialize #0"), "{trace:?}");
+    assert!(
+        trace.contains("\u{1b}[36m→\u{1b}[0m initialize #0"),
+        "{trace:?}"
+    );
     assert!(trace.contains("\u{1b}[35m←\u{1b}[0m #1 ok"), "{trace:?}");
     assert!(trace.contains("\u{1b}[2m   +0.000s  · start"), "{trace:?}");
     let plain = run(&mut env.mcptape(["show", "s"]));
@@ -302,10 +317,48 @@ fn auto_colours_a_real_terminal_and_decides_each_stream_apart() {
     for var in [("NO_COLOR", "1"), ("CLICOLOR", "0"), ("TERM", "dumb")] {
         let out = on_a_pty(&env, true, &["show", "s"], Some(var));
         assert!(out.status.success(), "{}", text(&out));
-        assert!(stderr(&out).contains("→ initialize"), "{var:?}: {}", text(&out));
+        assert!(
+            stderr(&out).contains("→ initialize"),
+            "{var:?}: {}",
+            text(&out)
+        );
         assert!(!has_esc(&out), "{var:?}: {}", text(&out));
     }
     // And --color never, whatever the terminal.
     let out = on_a_pty(&env, true, &["show", "s", "--color", "never"], None);
     assert!(!has_esc(&out), "{}", text(&out));
+}
+
+#[test]
+fn escaping_holds_with_colour_on() {
+    let env = Env::new();
+    // A server name with a raw ESC and C1 once the tape is read (`\u001b` in its JSON).
+    echo_tape(&env.tape("s"), "old");
+    let tape = std::fs::read_to_string(env.tape("s")).expect("tape");
+    std::fs::write(
+        env.tape("s"),
+        tape.replace(
+            r#""server":"example""#,
+            r#""server":"evil\u001b[2J\u009b31m""#,
+        ),
+    )
+    .expect("rewrite");
+    let out = run(&mut env.mcptape(["show", "s", "--color", "always"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let trace = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        trace.contains("\u{1b}[1m── evil\\x1b[2J\\u{9b}31m · conn c-1"),
+        "{trace:?}"
+    );
+    assert_only_sgr("show", &out.stdout);
+    let out = run(&mut env.mcptape(["replay", "s", "--color", "always", "--", "true"]));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{YELLOW}UNUSED{RESET}   server `evil\\x1b[2J\\u{{9b}}31m` connection `c-1`"
+        )),
+        "{:?}",
+        stderr(&out)
+    );
+    assert_only_sgr("replay", &out.stderr);
 }

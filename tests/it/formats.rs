@@ -16,7 +16,9 @@ fn stdout(out: &std::process::Output) -> String {
 fn assert_one_line_each(text: &str) {
     for line in text.lines() {
         assert!(
-            !line.chars().any(|c| c.is_control() || ('\u{80}'..='\u{9f}').contains(&c)),
+            !line
+                .chars()
+                .any(|c| c.is_control() || ('\u{80}'..='\u{9f}').contains(&c)),
             "a control in {line:?}"
         );
     }

@@ -93,9 +93,9 @@ impl Finding {
             Level::Error
         };
         let message = match (&self.path, &self.reason) {
-            (Some(path), _) if self.possible => format!(
-                "`{path}` holds a possible secret (a high-entropy token): review it"
-            ),
+            (Some(path), _) if self.possible => {
+                format!("`{path}` holds a possible secret (a high-entropy token): review it")
+            }
             (Some(path), _) => format!(
                 "`{path}` still looks like a secret ({}): `mcptape redact` rewrites it",
                 self.rule

@@ -11,10 +11,7 @@ use crate::verify::{Class, Played};
 
 /// The annotations, one line each.
 pub(super) fn report(tape: &Path, outcomes: &[Played], problems: &[String]) -> String {
-    let mut notes: Vec<Annotation> = outcomes
-        .iter()
-        .filter_map(|o| call(tape, o))
-        .collect();
+    let mut notes: Vec<Annotation> = outcomes.iter().filter_map(|o| call(tape, o)).collect();
     notes.extend(problems.iter().map(|p| {
         Annotation::new(Level::Error, p)
             .at(tape, None)
@@ -41,7 +38,12 @@ fn call(tape: &Path, o: &Played) -> Option<Annotation> {
         Class::Skipped => Level::Warning,
         _ => return None,
     };
-    let mut message = format!("{} (connection `{}`): {}", o.title(), o.conn, o.class.as_str());
+    let mut message = format!(
+        "{} (connection `{}`): {}",
+        o.title(),
+        o.conn,
+        o.class.as_str()
+    );
     if let Some(r) = &o.reason {
         message.push_str(&format!(": {r}"));
     }

@@ -103,7 +103,11 @@ fn text_report(
         let word = o.class.as_str();
         let pad = " ".repeat(10usize.saturating_sub(word.len()));
         let lead = format!("{}{pad} ", paint.paint(role(o.class), word));
-        put(&mut out, &lead, &format!("{} (tape line {})", o.title(), o.line));
+        put(
+            &mut out,
+            &lead,
+            &format!("{} (tape line {})", o.title(), o.line),
+        );
         if let Some(r) = &o.reason {
             put(&mut out, "", &format!("           {r}"));
         }
@@ -122,7 +126,11 @@ fn text_report(
         }
     }
     for p in problems {
-        put(&mut out, &paint.paint(Role::Fail, "problem"), &format!("    {p}"));
+        put(
+            &mut out,
+            &paint.paint(Role::Fail, "problem"),
+            &format!("    {p}"),
+        );
     }
     out
 }
