@@ -362,3 +362,27 @@ fn escaping_holds_with_colour_on() {
     );
     assert_only_sgr("replay", &out.stderr);
 }
+
+#[test]
+fn a_proxy_or_call_replaying_on_its_own_colours_its_verdict() {
+    let env = Env::new();
+    echo_tape(&env.tape("s"), "old");
+    let call = |flags: &[&str]| {
+        run(env
+            .mcptape(["call", "example.echo", "message:other", "--replay", "s"])
+            .args(flags))
+    };
+    let out = call(&["--color", "always"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "mcptape: {RED_BOLD}DIVERGED{RESET} server `example`"
+        )),
+        "{:?}",
+        stderr(&out)
+    );
+    let out = call(&[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(stderr(&out).contains("mcptape: DIVERGED server `example`"));
+    assert!(!has_esc(&out), "{}", text(&out));
+}
