@@ -260,6 +260,17 @@ impl ServerTape {
         &self.buf[slot.start..slot.end]
     }
 
+    /// Whether any of the server's connections holds a client message (`send`) whose
+    /// method is `method`. Only lines that hold the method's name are decoded.
+    pub fn sends(&self, method: &str) -> bool {
+        let quoted = format!("\"{method}\"");
+        self.conns.iter().flat_map(|held| &held.slots).any(|&s| {
+            self.slots[s].dir == Direction::Send
+                && memchr::memmem::find(self.raw(s), quoted.as_bytes()).is_some()
+                && self.entry(s).message.method() == Some(method)
+        })
+    }
+
     /// Connection `i` as a tape of its own entries, for the replay engine.
     pub fn connection(&self, i: usize) -> (Tape, Connection) {
         let held = &self.conns[i];
