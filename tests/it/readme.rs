@@ -35,7 +35,7 @@ fn blocks(markdown: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut open: Option<Block> = None;
     for (i, line) in markdown.lines().enumerate() {
-        match (&mut open, line.strip_prefix("```")) {
+        match (&mut open, line.trim_start().strip_prefix("```")) {
             (None, Some(info)) => {
                 open = Some(Block {
                     info: info.trim().to_owned(),
@@ -332,4 +332,55 @@ fn the_flag_scanner_reads_clap_help() {
         "verify `/h/f.ndjson` (server `e`): 1"
     ));
     assert!(!matches("a…b", "ba"));
+}
+
+/// Each `mcptape SUB …` in `line`, up to its own `--` (what follows is another command's):
+/// the subcommand and the flags it is given.
+fn invocations(line: &str) -> Vec<(String, Vec<String>)> {
+    let code = line.split(" # ").next().unwrap_or(line);
+    code.split("mcptape ")
+        .skip(1)
+        .filter_map(|segment| {
+            let own = segment.split(" -- ").next().unwrap_or(segment);
+            let sub = own.split_whitespace().next()?.to_owned();
+            Some((sub, flags_in(own)))
+        })
+        .collect()
+}
+
+#[test]
+fn every_command_of_the_readme_and_the_cookbook_uses_flags_its_help_lists() {
+    let subs: BTreeSet<String> = subcommands().into_iter().collect();
+    let mut helps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for page in ["README.md", "docs/cookbook.md"] {
+        let text = std::fs::read_to_string(root().join(page)).expect("page");
+        for b in blocks(&text).iter().filter(|b| b.info.starts_with("sh")) {
+            for (i, line) in b.body.lines().enumerate() {
+                for (sub, flags) in invocations(line) {
+                    if !subs.contains(&sub) {
+                        wrong.push(format!("{page}:{}: no subcommand `{sub}`", b.line + 1 + i));
+                        continue;
+                    }
+                    let listed = helps
+                        .entry(sub.clone())
+                        .or_insert_with(|| help_flags(&[sub.as_str(), "--help"]));
+                    for flag in flags.iter().filter(|f| !listed.contains(*f)) {
+                        wrong.push(format!(
+                            "{page}:{}: `mcptape {sub} --help` lists no {flag}",
+                            b.line + 1 + i
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(
+        invocations("mcptape record f -- mcptape call e.t --timeout 5 -- x --y  # --z"),
+        [
+            ("record".to_owned(), vec![]),
+            ("call".to_owned(), vec!["--timeout".to_owned()])
+        ]
+    );
 }
