@@ -1,5 +1,6 @@
 //! `mcptape call SERVER.TOOL [ARG]...`: one tool call through the built-in client
 //! ([`crate::downstream::client`]), recorded or replayed in process when a mode is on.
+//! It lists the server's tools first ([`listing`]), so its tapes say which are read-only.
 //!
 //! The connection machinery here ([`Endpoint`], [`Conversation`]) is shared with
 //! `mcptape tools`: the mode decides the endpoint, a recording is a
