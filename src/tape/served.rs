@@ -343,6 +343,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sends_finds_a_client_method_of_this_server_only() {
+        let text = concat!(
+            r#"{"id":1,"method":"tools/list","_meta":{"dir":"send","server":"b","conn":"b-1"}}"#,
+            "\n",
+            r#"{"id":1,"result":{"note":"tools/list"},"_meta":{"dir":"recv","server":"a","conn":"a-1"}}"#,
+            "\n",
+            r#"{"id":2,"method":"tools/call","params":{"name":"tools/list"},"_meta":{"dir":"send","server":"a","conn":"a-1"}}"#,
+            "\n",
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson");
+        std::fs::write(&path, text).expect("write");
+        let a = ServerTape::load(&path, "a").expect("load");
+        assert!(
+            !a.sends("tools/list"),
+            "only b sent it; a's mentions are no method"
+        );
+        assert!(a.sends("tools/call"));
+        assert!(
+            ServerTape::load(&path, "b")
+                .expect("load")
+                .sends("tools/list")
+        );
+    }
+
+    #[test]
     fn keeps_one_server_and_gives_back_its_entries_exactly() {
         let text = concat!(
             r#"{"id":1,"method":"m","_meta":{"dir":"send","server":"a","conn":"a-1","ts":"T"}}"#,
