@@ -440,6 +440,10 @@ pub struct Verify {
     /// A header for every request to --url (repeatable); never written anywhere.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = header)]
     pub headers: Vec<(String, String)>,
+    /// Exit 1 when any recorded request was skipped (a tool not marked read-only, an
+    /// answer the tape lacks) or nothing at all was compared: a CI check that checks.
+    #[arg(long)]
+    pub fail_on_skip: bool,
     /// The live server's command line.
     #[arg(
         last = true,

@@ -125,6 +125,19 @@ pub enum ClientError {
         /// The tool.
         tool: String,
     },
+    /// The call failed, and the tool is not in the server's `tools/list`.
+    #[error("server `{server}` has no tool `{tool}`{hint}")]
+    UnknownTool {
+        /// The server.
+        server: String,
+        /// The tool asked for.
+        tool: String,
+        /// "; did you mean `echo`?" and the server's tools, as one sentence.
+        hint: String,
+        /// The server's refusal of the call.
+        #[source]
+        source: Box<ClientError>,
+    },
 }
 
 impl ClientError {
@@ -136,6 +149,7 @@ impl ClientError {
             ClientError::Refused { .. }
                 | ClientError::Answered { .. }
                 | ClientError::ToolFailed { .. }
+                | ClientError::UnknownTool { .. }
         )
     }
 }

@@ -1,5 +1,6 @@
 //! `mcptape call SERVER.TOOL [ARG]...`: one tool call through the built-in client
 //! ([`crate::downstream::client`]), recorded or replayed in process when a mode is on.
+//! It lists the server's tools first ([`listing`]), so its tapes say which are read-only.
 //!
 //! The connection machinery here ([`Endpoint`], [`Conversation`]) is shared with
 //! `mcptape tools`: the mode decides the endpoint, a recording is a
@@ -457,11 +458,13 @@ impl cli::Call {
         let output = self.output;
         conversation.run(async |session: &mut Session| {
             initialized(&session.connect().await?, server)?;
+            let listed = listing::before_call(session).await?;
             let params = serde_json::json!({"name": tool, "arguments": args});
             // Progress is for people: JSON and raw output keep stderr for errors.
             session.show_progress(output == Output::Text);
             let reply = session.request_with_progress("tools/call", params).await?;
             print_reply(server, tool, &reply, output)
+                .map_err(|e| listing::explain(e, server, tool, listed.as_deref()))
         })
     }
 }
@@ -519,5 +522,6 @@ fn print_reply(
     Ok(Outcome::Ok)
 }
 
+pub(crate) mod listing;
 #[cfg(test)]
 mod tests;

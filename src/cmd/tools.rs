@@ -1,17 +1,15 @@
 //! `mcptape tools SERVER`: the server's tools, with their input schemas and annotations,
 //! through the built-in client (recorded or replayed like `call`).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cli;
+use crate::cmd::call::listing::{self, Listing};
 use crate::cmd::call::{answered, initialized};
 use crate::downstream::client::Session;
 use crate::error::Result;
 use crate::outcome::Outcome;
 use crate::term::line;
-
-/// Most `tools/list` pages followed (a server that keeps giving cursors is stopped here).
-const MAX_PAGES: usize = 100;
 
 impl cli::Tools {
     /// Lists the tools.
@@ -21,24 +19,10 @@ impl cli::Tools {
         let json_out = self.json;
         conversation.run(async |session: &mut Session| {
             initialized(&session.initialize().await?, server)?;
-            let mut tools = Vec::new();
-            let mut cursor: Option<Value> = None;
-            for _ in 0..MAX_PAGES {
-                let params = match &cursor {
-                    Some(c) => json!({"cursor": c}),
-                    None => json!({}),
-                };
-                let reply = session.request("tools/list", params).await?;
-                if reply.error().is_some() {
-                    return Err(answered(&reply, server, "tools/list"));
-                }
-                let result = &reply.value["result"];
-                tools.extend(result["tools"].as_array().cloned().unwrap_or_default());
-                cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
-                if cursor.is_none() {
-                    break;
-                }
-            }
+            let tools = match listing::list(session).await? {
+                Listing::Tools(tools) => tools,
+                Listing::Refused(reply) => return Err(answered(&reply, server, "tools/list")),
+            };
             if json_out {
                 println!("{}", crate::term::json_pretty(&Value::Array(tools)));
             } else {
@@ -113,6 +97,7 @@ pub fn describe(tools: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn describe_escapes_what_the_server_wrote() {

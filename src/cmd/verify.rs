@@ -3,8 +3,10 @@
 //! JSON or JUnit, with a receipt beside the tape and, with `--update`, the tape re-blessed.
 //!
 //! Parts: this file checks the arguments, plays the connections and decides the exit
-//! status; `report` writes the reports and the receipt; `update` rewrites the tape.
+//! status; `report` writes the reports and the receipt; `coverage` says when nothing was
+//! compared (and decides `--fail-on-skip`); `update` rewrites the tape.
 
+mod coverage;
 mod github;
 mod report;
 mod update;
@@ -68,14 +70,20 @@ impl cli::Verify {
             outcomes,
             problems,
         );
+        let coverage = coverage::Coverage::of(outcomes);
+        let report = coverage::amend(self.format, report, &coverage);
         self.write_report(&report)?;
         if self.format != Format::Text && !problems.is_empty() {
             for p in problems {
                 crate::term::eprintln_escaped!("mcptape: {p}");
             }
         }
+        if let Some(warning) = coverage.warning() {
+            crate::term::eprintln_escaped!("mcptape: warning: {warning}");
+        }
         report::write_receipt(&path, &server, &command, started, outcomes, broken)?;
-        let differ = outcomes.iter().any(|o| o.class.is_difference());
+        let differ = outcomes.iter().any(|o| o.class.is_difference())
+            || (self.fail_on_skip && coverage.fails_on_skip());
         if self.update && !broken {
             let changed = update::update(&tape, outcomes)?;
             crate::term::eprintln_escaped!(

@@ -68,6 +68,9 @@ pub struct Session {
     /// The `_meta` every request carries once the server spoke the stateless revision
     /// ([`era`]): its protocol version, client info and capabilities.
     envelope: Option<Value>,
+    /// False for a replay of a tape whose client never sent `tools/list` (`mcporter
+    /// call`, an older `mcptape call`): `call` then does not list either.
+    lists_tools: bool,
 }
 
 impl Session {
@@ -101,7 +104,16 @@ impl Session {
 
     /// A session answered by the replay engine (at once: `call` keeps no pace).
     pub fn replay(name: &str, picker: Picker) -> Session {
-        Session::over(name, AnyLink::Replay(ReplayLink::new(picker, false)))
+        let lists_tools = picker.recorded_sends("tools/list");
+        let mut session = Session::over(name, AnyLink::Replay(ReplayLink::new(picker, false)));
+        session.lists_tools = lists_tools;
+        session
+    }
+
+    /// Whether `call` lists the tools before calling: always, but in a replay of a tape
+    /// whose client never did.
+    pub fn lists_tools(&self) -> bool {
+        self.lists_tools
     }
 
     /// A session of server `name` over `link`.
@@ -113,6 +125,7 @@ impl Session {
             show_progress: true,
             notices: Notices::Stderr,
             envelope: None,
+            lists_tools: true,
         }
     }
 

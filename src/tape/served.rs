@@ -260,6 +260,17 @@ impl ServerTape {
         &self.buf[slot.start..slot.end]
     }
 
+    /// Whether any of the server's connections holds a client message (`send`) whose
+    /// method is `method`. Only lines that hold the method's name are decoded.
+    pub fn sends(&self, method: &str) -> bool {
+        let quoted = format!("\"{method}\"");
+        self.conns.iter().flat_map(|held| &held.slots).any(|&s| {
+            self.slots[s].dir == Direction::Send
+                && memchr::memmem::find(self.raw(s), quoted.as_bytes()).is_some()
+                && self.entry(s).message.method() == Some(method)
+        })
+    }
+
     /// Connection `i` as a tape of its own entries, for the replay engine.
     pub fn connection(&self, i: usize) -> (Tape, Connection) {
         let held = &self.conns[i];
@@ -330,6 +341,32 @@ impl ServerTape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sends_finds_a_client_method_of_this_server_only() {
+        let text = concat!(
+            r#"{"id":1,"method":"tools/list","_meta":{"dir":"send","server":"b","conn":"b-1"}}"#,
+            "\n",
+            r#"{"id":1,"result":{"note":"tools/list"},"_meta":{"dir":"recv","server":"a","conn":"a-1"}}"#,
+            "\n",
+            r#"{"id":2,"method":"tools/call","params":{"name":"tools/list"},"_meta":{"dir":"send","server":"a","conn":"a-1"}}"#,
+            "\n",
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson");
+        std::fs::write(&path, text).expect("write");
+        let a = ServerTape::load(&path, "a").expect("load");
+        assert!(
+            !a.sends("tools/list"),
+            "only b sent it; a's mentions are no method"
+        );
+        assert!(a.sends("tools/call"));
+        assert!(
+            ServerTape::load(&path, "b")
+                .expect("load")
+                .sends("tools/list")
+        );
+    }
 
     #[test]
     fn keeps_one_server_and_gives_back_its_entries_exactly() {

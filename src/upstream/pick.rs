@@ -120,6 +120,11 @@ impl Picker {
         Replay::new(&tape, &conn, &self.facts, self.opts.clone())
     }
 
+    /// Whether any recorded connection of the server holds a client message `method`.
+    pub fn recorded_sends(&self, method: &str) -> bool {
+        self.tape.sends(method)
+    }
+
     /// The problem that leaves this client without a connection, if any.
     pub fn problem(&self) -> Option<&str> {
         self.problem.as_deref()

@@ -58,7 +58,7 @@ fn call_the_example_server() {
     let out = call(&env, &["example.exact", "--output", "raw"]);
     assert_eq!(
         stdout(&out),
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"z\":1.0,\"content\":[{\"type\":\"text\",\"text\":\"caf\\u00e9 \\/ 1.0\"}],\"a\":[1e2,-0.0]}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"z\":1.0,\"content\":[{\"type\":\"text\",\"text\":\"caf\\u00e9 \\/ 1.0\"}],\"a\":[1e2,-0.0]}}\n"
     );
 
     let out = call(&env, &["example.fail"]);
@@ -294,11 +294,11 @@ fn a_recorded_call_replays_with_the_server_gone() {
     assert_eq!(changed.status.code(), Some(3), "{}", text(&changed));
     let err = stderr(&changed);
     assert!(
-        err.contains(r#"expected tools/call #1 echo {"message":"one"}"#),
+        err.contains(r#"expected tools/call #2 echo {"message":"one"}"#),
         "{err}"
     );
     assert!(
-        err.contains(r#"got      tools/call #1 echo {"message":"two"}"#),
+        err.contains(r#"got      tools/call #2 echo {"message":"two"}"#),
         "{err}"
     );
 

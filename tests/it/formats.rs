@@ -53,7 +53,14 @@ fn verify_github_annotates_each_changed_call_at_its_tape_line() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let report = stdout(&out);
     let lines: Vec<&str> = report.lines().collect();
-    assert_eq!(lines.len(), 2, "{report}");
+    // The skip, the counts, and the warning that nothing was compared.
+    assert_eq!(lines.len(), 3, "{report}");
+    assert!(
+        lines[2].starts_with(
+            "::warning title=mcptape verify%3A nothing compared::nothing was compared: "
+        ),
+        "{report}"
+    );
     assert!(
         lines[0].starts_with(
             "::warning file=tapes/a%3Ab%2Cc.ndjson,line=5,title=mcptape verify%3A skipped::\

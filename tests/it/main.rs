@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod call;
+mod call_listing;
 mod causal;
 mod claude;
 mod colour;
@@ -24,6 +25,7 @@ mod loaders;
 mod matrix;
 mod meta;
 mod progress;
+mod readme;
 mod record;
 mod redact;
 mod redact_gaps;

@@ -361,8 +361,12 @@ fn call_speaks_the_stateless_revision_when_the_server_offers_it_and_replays_it()
         .iter()
         .map(|s| serde_json::from_str::<Value>(s).expect("json")["method"].clone())
         .collect();
-    assert_eq!(methods, ["server/discover", "tools/call"], "no initialize");
-    let call: Value = serde_json::from_str(&sends[1]).expect("json");
+    assert_eq!(
+        methods,
+        ["server/discover", "tools/list", "tools/call"],
+        "no initialize"
+    );
+    let call: Value = serde_json::from_str(&sends[2]).expect("json");
     assert_eq!(
         call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
         "2026-07-28"
