@@ -356,12 +356,16 @@ pub struct Tools {
     pub client: Client,
 }
 
-/// `mcptape servers`
+/// `mcptape servers [--json]`
 #[derive(Debug, Args)]
 pub struct Servers {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigArg,
+    /// Print the servers as JSON (name, transport, command and args or url, cwd, the
+    /// config file; of `env` and `headers` only the names, never the values).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Report formats of `verify`.

@@ -37,10 +37,10 @@
 //! front, the replay of sessionless requests (`upstream/replay/stateless.rs`), verify and
 //! `call`; `matcher` normalizes and compares for replay and verify; `redact/` keeps
 //! secrets off tapes; `mode` decides record or replay from flags and the environment (our
-//! own or the nearest ancestor's); `process` owns child processes; `term` escapes what a
-//! terminal would obey; `cmd/` holds one file per subcommand, each returning an
-//! [`Outcome`]; [`outcome`] is the one place that maps outcomes and errors to exit codes
-//! and prints errors.
+//! own or the nearest ancestor's); `process` owns child processes; `progress` draws bars
+//! on a terminal's stderr; `term` escapes what a terminal would obey; `cmd/` holds one
+//! file per subcommand, each returning an [`Outcome`]; [`outcome`] is the one place that
+//! maps outcomes and errors to exit codes and prints errors.
 //!
 //! The modules are private; what other crates (the binary, the tests, the benchmarks and
 //! the fuzz targets) use is re-exported below.
@@ -61,10 +61,12 @@ mod message;
 mod mode;
 pub mod outcome;
 mod process;
+mod progress;
 mod record;
 mod redact;
 mod report;
 mod tape;
+mod table;
 mod term;
 mod upstream;
 mod verdict;

@@ -56,14 +56,20 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
     } else {
         Pass::Rewrite(Rewrite::default())
     };
+    let bar = crate::progress::Progress::bytes(
+        &format!("{} `{}`", if check { "check" } else { "redact" }, path.display()),
+        std::fs::metadata(&path).map_or(0, |m| m.len()),
+    );
     let mut raw = Vec::new();
     loop {
         raw.clear();
         let Some(read) = reader.next_into(&mut raw)? else {
             break;
         };
+        bar.inc((raw.len() + usize::from(read.terminated)) as u64);
         pass.line(&reader, redactor, &Line::new(&raw, read))?;
     }
+    bar.finish();
     match pass {
         Pass::Check(checked) => checked.report(&path),
         Pass::Rewrite(rewrite) => rewrite.save(&path),
