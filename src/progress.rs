@@ -38,6 +38,9 @@ const SCALE: f64 = 1000.0;
 /// What a bar is drawn with: done, the edge, to do (ASCII, for any terminal font).
 const BAR_CHARS: &str = "=> ";
 
+/// A spinner's steps, then what it shows once finished (ASCII too).
+const SPINNER_CHARS: &str = "|/-\\ ";
+
 /// The bars that may be on the terminal, for [`suspend`].
 static SHOWN: Mutex<Vec<WeakProgressBar>> = Mutex::new(Vec::new());
 
@@ -107,6 +110,13 @@ impl Progress {
         )
     }
 
+    /// A bar of `total` bytes of the file at `path` (named by its file name, which
+    /// keeps the line short): `redact`, `check`, `loading`.
+    pub fn file(what: &str, path: &std::path::Path, total: u64) -> Progress {
+        let name = path.file_name().unwrap_or(path.as_os_str());
+        Progress::bytes(&format!("{what} `{}`", name.to_string_lossy()), total)
+    }
+
     /// A bar of `total` bytes: `loading `big.ndjson` [1s] [===>   ] 3.1 MiB/12.0 MiB`.
     pub fn bytes(prefix: &str, total: u64) -> Progress {
         Progress::new(
@@ -120,6 +130,9 @@ impl Progress {
     /// one says its total.
     pub fn server(prefix: &str) -> Progress {
         let bar = Progress::new(prefix, None, "{prefix} [{elapsed}] {spinner} {wide_msg}");
+        if let Some(b) = bar.bar() {
+            b.set_style(b.style().tick_chars(SPINNER_CHARS));
+        }
         bar.message("waiting for the answer");
         bar
     }

@@ -56,10 +56,8 @@ fn one(session: &str, redactor: &Redactor, check: bool) -> Result<Found> {
     } else {
         Pass::Rewrite(Rewrite::default())
     };
-    let bar = crate::progress::Progress::bytes(
-        &format!("{} `{}`", if check { "check" } else { "redact" }, path.display()),
-        std::fs::metadata(&path).map_or(0, |m| m.len()),
-    );
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let bar = crate::progress::Progress::file(if check { "check" } else { "redact" }, &path, size);
     let mut raw = Vec::new();
     loop {
         raw.clear();

@@ -100,7 +100,7 @@ impl Tape {
     /// terminal, and on stderr what did not stop it (a torn last line).
     pub fn load_warning(path: &Path) -> Result<Tape, TapeError> {
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        let bar = Progress::bytes(&format!("loading `{}`", path.display()), size);
+        let bar = Progress::file("loading", path, size);
         let tape = Tape::load_with(path, &bar);
         bar.finish();
         let tape = tape?;

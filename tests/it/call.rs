@@ -196,7 +196,7 @@ fn config_discovery_order() {
     );
     let out = run(&mut env.mcptape(["servers"]));
     assert!(
-        stdout(&out).contains(&format!("  example  {}", example_server())),
+        stdout(&out).contains(&format!("  example  stdio      -    {}", example_server())),
         "{}",
         text(&out)
     );

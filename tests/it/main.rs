@@ -34,3 +34,5 @@ mod term;
 mod torn;
 mod verify;
 mod verify_empty;
+mod progress_bars;
+mod tables;

@@ -4,7 +4,7 @@ tests of what it draws only on a terminal (progress bars).
 
 Usage: pty_run.py CMD [ARG]...
 
-The command's stdin, stdout and stderr are the pty's one side (100 columns, 30 rows);
+The command's stdin, stdout and stderr are the pty's one side (200 columns, 30 rows);
 every byte it draws is copied to this script's stdout. Exits with the command's status.
 """
 
@@ -20,7 +20,7 @@ def main() -> int:
     if not argv:
         sys.exit("usage: pty_run.py CMD [ARG]...")
     leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 200, 0, 0))
     pid = os.fork()
     if pid == 0:
         os.close(leader)
