@@ -124,7 +124,11 @@ mod tests {
 
     #[test]
     fn columns_are_as_wide_as_their_widest_cell_in_terminal_columns() {
-        let mut t = Table::new(&[("NAME", Align::Left), ("N", Align::Right), ("WHAT", Align::Left)]);
+        let mut t = Table::new(&[
+            ("NAME", Align::Left),
+            ("N", Align::Right),
+            ("WHAT", Align::Left),
+        ]);
         t.row(&["日本", "5", "x"]);
         t.row(&["a\u{1b}[2J", "12345", ""]);
         assert_eq!(

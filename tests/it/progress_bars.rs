@@ -39,7 +39,9 @@ fn config(env: &Env) -> std::path::PathBuf {
     let path = env.path("mcp.json");
     let doc = serde_json::json!({"mcpServers": {
         "example": {"command": example_server()},
-        "prog": {"command": python(), "args": [peer("py_progress_server.py")]},
+        // FastMCP's warning that logging is deprecated would go to the terminal itself.
+        "prog": {"command": python(), "args": [peer("py_progress_server.py")],
+            "env": {"PYTHONWARNINGS": "ignore"}},
     }});
     std::fs::write(&path, doc.to_string()).expect("write config");
     path
@@ -49,7 +51,14 @@ fn config(env: &Env) -> std::path::PathBuf {
 fn slow_tape(env: &Env) -> std::path::PathBuf {
     let config = config(env);
     let out = run(env
-        .mcptape(["call", "example.slow", "steps=4", "ms=300", "--record", "slow"])
+        .mcptape([
+            "call",
+            "example.slow",
+            "steps=4",
+            "ms=300",
+            "--record",
+            "slow",
+        ])
         .arg("--config")
         .arg(&config));
     assert!(out.status.success(), "{}", text(&out));
@@ -72,7 +81,8 @@ fn verify_on_a_terminal_shows_its_requests_done_then_clears_the_bar_before_the_r
     let screen = screen(&out);
     assert!(out.status.success(), "{screen}");
     assert!(
-        screen.contains("verify `example` [") && screen.contains("1/2 requests (connection 1 of 1)"),
+        screen.contains("verify `example` [")
+            && screen.contains("1/2 requests (connection 1 of 1)"),
         "no bar: {screen:?}"
     );
     // After the last clear of the bar comes the report, and no bar again.
@@ -143,11 +153,39 @@ fn call_on_a_terminal_draws_the_servers_progress_as_a_bar_its_message_escaped() 
 }
 
 #[test]
+fn a_log_line_during_a_bar_is_printed_on_a_line_of_its_own_with_the_bar_cleared_first() {
+    let env = Env::new();
+    let mut cmd = call_steps(&env, "0.4");
+    cmd.arg("log=true");
+    let out = on_pty(&env, &cmd);
+    let screen = screen(&out);
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("tools/call `prog.steps` ["),
+        "no bar: {screen:?}"
+    );
+    for n in 1..=3 {
+        let log = format!("mcptape: `prog` log [info] {{\"msg\":\"log {n}\",\"extra\":null}}\r\n");
+        let at = screen
+            .find(&log)
+            .unwrap_or_else(|| panic!("no {log:?}: {screen:?}"));
+        // The bar was cleared just before (or not drawn yet, for an early line).
+        let before = &screen[..at];
+        assert!(
+            before.is_empty() || before.ends_with(CLEAR) || before.ends_with("\r\n"),
+            "{log:?} after {:?}",
+            &before[before.len().saturating_sub(120)..]
+        );
+    }
+}
+
+#[test]
 fn call_into_a_pipe_prints_the_servers_progress_one_line_each_as_before() {
     let env = Env::new();
     let out = run(call_steps(&env, "0.4"));
     assert!(out.status.success(), "{}", text(&out));
-    let line = |n: u32| format!("mcptape: `prog` progress {n}.0/3 step \\x1b[31mred\\x1b]0;pwned\\x07\n");
+    let line =
+        |n: u32| format!("mcptape: `prog` progress {n}.0/3 step \\x1b[31mred\\x1b]0;pwned\\x07\n");
     assert_eq!(stderr(&out), format!("{}{}{}", line(1), line(2), line(3)));
 }
 

@@ -77,7 +77,11 @@ fn list_json_keeps_the_exact_byte_count() {
 /// A config with a stdio server (its env holding a secret, a cwd), an HTTP server (a
 /// header holding a secret) and a server whose name is hostile.
 fn config(env: &Env) -> (std::path::PathBuf, String) {
-    let secret = fake("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 32, 14);
+    let secret = fake(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        32,
+        14,
+    );
     let path = env.path("mcp.json");
     let doc = serde_json::json!({"mcpServers": {
         "example": {"command": "example-server", "args": ["--name", "two words"],
