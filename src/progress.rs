@@ -156,10 +156,10 @@ impl Progress {
             .with_finish(ProgressFinish::AndClear);
         let done = Arc::new(Mutex::new(false));
         reveal_later(bar.downgrade(), Arc::clone(&done));
-        SHOWN
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(bar.downgrade());
+        let mut shown = SHOWN.lock().unwrap_or_else(PoisonError::into_inner);
+        shown.retain(|weak| weak.upgrade().is_some());
+        shown.push(bar.downgrade());
+        drop(shown);
         Progress {
             shown: Some(Arc::new(Shown { bar, done })),
         }

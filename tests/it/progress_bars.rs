@@ -180,6 +180,18 @@ fn a_log_line_during_a_bar_is_printed_on_a_line_of_its_own_with_the_bar_cleared_
 }
 
 #[test]
+fn work_done_within_a_moment_draws_no_bar_on_a_terminal() {
+    let env = Env::new();
+    let config = config(&env);
+    let mut cmd = env.mcptape(["call", "example.slow", "steps=2", "ms=10", "--config"]);
+    cmd.arg(&config);
+    let out = on_pty(&env, &cmd);
+    let screen = screen(&out);
+    assert!(out.status.success(), "{screen}");
+    assert_eq!(screen, "done after 2 steps\r\n");
+}
+
+#[test]
 fn call_into_a_pipe_prints_the_servers_progress_one_line_each_as_before() {
     let env = Env::new();
     let out = run(call_steps(&env, "0.4"));
@@ -216,6 +228,27 @@ fn redact_check_of_a_big_tape_on_a_terminal_shows_the_bytes_checked() {
     );
     let after = &screen[screen.rfind(CLEAR).expect("the bar is cleared") + CLEAR.len()..];
     assert!(after.starts_with("mcptape: nothing in `"), "{after:?}");
+}
+
+#[test]
+fn redact_of_a_big_tape_on_a_terminal_shows_the_bytes_rewritten() {
+    let env = Env::new();
+    let tape = big_tape(&env, 7_000, 1_000);
+    let before = std::fs::read(&tape).expect("read");
+    let mut cmd = env.mcptape(["redact"]);
+    cmd.arg(&tape);
+    let out = on_pty(&env, &cmd);
+    let screen = screen(&out);
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("redact `big.ndjson` ["),
+        "no bar: {screen:?}"
+    );
+    assert_eq!(
+        std::fs::read(&tape).expect("read"),
+        before,
+        "nothing to redact"
+    );
 }
 
 #[test]
