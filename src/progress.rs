@@ -101,7 +101,8 @@ fn finish(bar: &ProgressBar, done: &Mutex<bool>) {
 }
 
 impl Progress {
-    /// A bar of `total` things (`what`: `calls`): `verify `example` [0s] [=====>    ] 3/7 requests`.
+    /// A bar of `total` things (`what`: `requests`):
+    /// `verify `example` [0s] [=====>    ] 3/7 requests`.
     pub fn counts(prefix: &str, total: u64, what: &str) -> Progress {
         Progress::new(
             prefix,
@@ -126,8 +127,8 @@ impl Progress {
         )
     }
 
-    /// A bar for a server's progress notifications ([`Progress::server`]); a spinner until
-    /// one says its total.
+    /// A bar for a server's progress notifications ([`Progress::server_progress`]); a
+    /// spinner until one says its total.
     pub fn server(prefix: &str) -> Progress {
         let bar = Progress::new(prefix, None, "{prefix} [{elapsed}] {spinner} {wide_msg}");
         if let Some(b) = bar.bar() {
