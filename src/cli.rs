@@ -20,6 +20,7 @@ Environment:
                    `1`: replay's --skip-unanswered-requests, set by `mcptape replay`
   MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
   MCPTAPE_REPORT   a directory where proxies leave reports for their record/replay parent
+  MCPTAPE_PROGRESS `0`: no progress bars (drawn on stderr only when it is a terminal)
 A proxy whose own environment has neither MCPTAPE_RECORD nor MCPTAPE_REPLAY takes them
 from its nearest ancestor process that has one (Linux), so clients that scrub their
 servers' environment still record and replay.
@@ -320,8 +321,9 @@ failed; 2 usage or configuration error; 3 replay diverged (or the tape ended bef
 answer); 124 timeout; 126/127 the server command could not be executed / was not found.
 
 tools/call asks for progress (_meta.progressToken); with --output text it is shown on
-stderr. While recording, the server is started with MCPTAPE_RECORD= and MCPTAPE_REPLAY=
-(empty: off), so an `mcptape proxy` in the config does not record it again.")]
+stderr: a bar on a terminal (MCPTAPE_PROGRESS=0: none), else one line each. While
+recording, the server is started with MCPTAPE_RECORD= and MCPTAPE_REPLAY= (empty: off),
+so an `mcptape proxy` in the config does not record it again.")]
 pub struct Call {
     /// The server's name in the config, a dot, and the tool: `everything.echo`.
     #[arg(value_name = "SERVER.TOOL")]
@@ -373,12 +375,16 @@ pub struct Tools {
     pub client: Client,
 }
 
-/// `mcptape servers`
+/// `mcptape servers [--json]`
 #[derive(Debug, Args)]
 pub struct Servers {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigArg,
+    /// Print the servers as JSON (name, transport, command and args or url, cwd, the
+    /// config file; of `env` and `headers` only the names, never the values).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Report formats of `verify`.
@@ -400,7 +406,10 @@ pub enum Format {
 #[command(after_help = "\
 Exit status: 0 every played call answered the same (skipped calls allowed, counted);
 1 something changed, errors now, or stopped erroring; 3 the run could not be completed
-(the server failed to start or went away, the tape is unreadable); 2 usage error.")]
+(the server failed to start or went away, the tape is unreadable); 2 usage error.
+
+On a terminal, stderr shows a bar of the requests played (and of a big tape's loading);
+MCPTAPE_PROGRESS=0 turns it off.")]
 pub struct Verify {
     /// Session name or tape path.
     pub session: String,

@@ -38,10 +38,11 @@
 //! `call`; `matcher` normalizes and compares for replay and verify; `redact/` keeps
 //! secrets off tapes; `mode` decides record or replay from flags and the environment (our
 //! own or the nearest ancestor's); `process` owns child processes; `term` escapes what a
-//! terminal would obey, `style` colours what `term` escaped (`--color`, `NO_COLOR`), and
-//! `github` writes GitHub workflow commands (`--format github`); `cmd/` holds one file per subcommand, each returning an
-//! [`Outcome`]; [`outcome`] is the one place that maps outcomes and errors to exit codes
-//! and prints errors.
+//! terminal would obey, `style` colours what `term` escaped (`--color`, `NO_COLOR`),
+//! `github` writes GitHub workflow commands (`--format github`), `progress` draws bars on
+//! a terminal's stderr and `table` aligns columns; `cmd/` holds one file per subcommand,
+//! each returning an [`Outcome`]; [`outcome`] is the one place that maps outcomes and
+//! errors to exit codes and prints errors.
 //!
 //! The modules are private; what other crates (the binary, the tests, the benchmarks and
 //! the fuzz targets) use is re-exported below.
@@ -63,10 +64,12 @@ mod message;
 mod mode;
 pub mod outcome;
 mod process;
+mod progress;
 mod record;
 mod redact;
 mod report;
 mod style;
+mod table;
 mod tape;
 mod term;
 mod upstream;

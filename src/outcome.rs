@@ -180,7 +180,8 @@ pub fn report(err: &Error) {
 /// The one error format: `error: …` and one `caused by: …` per source, each one line,
 /// control characters escaped.
 pub fn print(err: &dyn std::error::Error) {
-    eprint!("{}", format(err));
+    let text = format(err);
+    crate::progress::suspend(|| eprint!("{text}"));
 }
 
 /// The text [`print`] prints.

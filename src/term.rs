@@ -86,10 +86,10 @@ fn escape(s: &str, keep_lines: bool) -> Cow<'_, str> {
 }
 
 /// `eprintln!` for a message that quotes outside text: one line on stderr, escaped with
-/// [`line`].
+/// [`line`], with any progress bar cleared around it ([`crate::progress::suspend`]).
 macro_rules! eprintln_escaped {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::term::line(&format!($($arg)*)))
+        $crate::progress::suspend(|| eprintln!("{}", $crate::term::line(&format!($($arg)*))))
     };
 }
 pub(crate) use eprintln_escaped;

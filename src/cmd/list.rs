@@ -1,15 +1,17 @@
 //! `mcptape list`: the sessions in `$MCPTAPE_HOME/recordings`, with size, servers,
 //! connections and the time of their last entry. Each tape is read in one streaming
-//! pass ([`crate::tape::census`]), never held.
+//! pass ([`crate::tape::census`]), never held. For people an aligned table with sizes in
+//! binary units ([`crate::table`]); `--json` keeps the exact byte counts.
 
 use std::io::Write;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cli;
 use crate::error::{Error, Result};
 use crate::mode::{self, ENV_HOME};
 use crate::outcome::Outcome;
+use crate::table::{Align, Table, human_bytes};
 use crate::tape::{Census, store};
 
 impl cli::List {
@@ -41,35 +43,7 @@ impl cli::List {
                 super::show::printable(&dir.to_string_lossy())
             )
         } else {
-            let mut t = format!(
-                "{:<24} {:>10} {:>5}  {:<24} {}\n",
-                "SESSION", "BYTES", "CONNS", "LAST", "SERVERS"
-            );
-            for r in &rows {
-                let servers = r["servers"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    })
-                    .unwrap_or_else(|| {
-                        format!("unreadable: {}", r["error"].as_str().unwrap_or(""))
-                    });
-                t.push_str(&format!(
-                    "{:<24} {:>10} {:>5}  {:<24} {}\n",
-                    super::show::printable(r["session"].as_str().unwrap_or("")),
-                    r["bytes"].as_u64().unwrap_or(0),
-                    r["connections"]
-                        .as_u64()
-                        .map(|c| c.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    super::show::printable(r["last"].as_str().unwrap_or("-")),
-                    super::show::printable(&servers)
-                ));
-            }
-            t
+            table(&rows)
         };
         std::io::stdout()
             .lock()
@@ -77,4 +51,36 @@ impl cli::List {
             .map_err(Error::Stdout)?;
         Ok(Outcome::Ok)
     }
+}
+
+/// The sessions as an aligned table: `SESSION  SIZE  CONNS  LAST  SERVERS`.
+fn table(rows: &[Value]) -> String {
+    let mut t = Table::new(&[
+        ("SESSION", Align::Left),
+        ("SIZE", Align::Right),
+        ("CONNS", Align::Right),
+        ("LAST", Align::Left),
+        ("SERVERS", Align::Left),
+    ]);
+    for r in rows {
+        let servers = r["servers"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_else(|| format!("unreadable: {}", r["error"].as_str().unwrap_or("")));
+        t.row(&[
+            r["session"].as_str().unwrap_or("").to_owned(),
+            human_bytes(r["bytes"].as_u64().unwrap_or(0)),
+            r["connections"]
+                .as_u64()
+                .map_or_else(|| "-".into(), |c| c.to_string()),
+            r["last"].as_str().unwrap_or("-").to_owned(),
+            servers,
+        ]);
+    }
+    t.render("")
 }

@@ -54,14 +54,22 @@ fn one(session: &str, redactor: &Redactor, check: Option<&mut Report>) -> Result
     } else {
         Pass::Rewrite(Rewrite::default())
     };
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let bar = crate::progress::Progress::file(
+        if check.is_some() { "check" } else { "redact" },
+        &path,
+        size,
+    );
     let mut raw = Vec::new();
     loop {
         raw.clear();
         let Some(read) = reader.next_into(&mut raw)? else {
             break;
         };
+        bar.inc((raw.len() + usize::from(read.terminated)) as u64);
         pass.line(&reader, redactor, &Line::new(&raw, read))?;
     }
+    bar.finish();
     match (pass, check) {
         (Pass::Check(checked), Some(report)) => report.tape(&path, checked),
         (Pass::Check(_), None) => Ok(Found::default()),

@@ -8,6 +8,7 @@
 
 mod coverage;
 mod github;
+mod progress;
 mod report;
 mod update;
 
@@ -42,6 +43,7 @@ impl cli::Verify {
             }
         };
         let server = choose_server(&tape, &path, self.server.as_ref())?;
+        let progress = progress::verify_bar(&tape, &server);
         let opts = verify::Options {
             ignore: globs,
             allow_writes: self.allow_writes,
@@ -49,11 +51,13 @@ impl cli::Verify {
             max_line: MAX_LINE_BYTES,
             match_meta: self.match_meta,
             chains: verify::Chains::default(),
+            progress,
         };
         let read_only = verify::read_only_tools(&tape, &server);
         let target = self.target()?;
         let started = SystemTime::now();
         let found = play(&tape, &server, &target, &opts, &read_only)?;
+        opts.progress.finish();
         warn_unused(&opts.ignore, &found.used);
         let command = self.shown_command();
         let (outcomes, problems, broken) = (&found.outcomes, &found.problems, found.broken);
@@ -210,14 +214,17 @@ fn play(
         broken: false,
         used: vec![false; opts.ignore.len()],
     };
-    for conn in tape
+    let conns: Vec<_> = tape
         .connections()
         .into_iter()
         .filter(|c| c.server == server)
-    {
+        .collect();
+    for (i, conn) in conns.iter().enumerate() {
+        opts.progress
+            .message(&format!("(connection {} of {})", i + 1, conns.len()));
         let run = runtime.block_on(verify::run_connection(
             tape,
-            &conn,
+            conn,
             target,
             opts,
             read_only,

@@ -71,6 +71,9 @@ pub struct Session {
     /// False for a replay of a tape whose client never sent `tools/list` (`mcporter
     /// call`, an older `mcptape call`): `call` then does not list either.
     lists_tools: bool,
+    /// The bar of the request that asked for progress, on a terminal: its progress
+    /// notifications are drawn there instead of printed one a line.
+    bar: crate::progress::Progress,
 }
 
 impl Session {
@@ -126,6 +129,7 @@ impl Session {
             notices: Notices::Stderr,
             envelope: None,
             lists_tools: true,
+            bar: crate::progress::Progress::off(),
         }
     }
 
@@ -211,7 +215,15 @@ impl Session {
             let meta = members.entry("_meta").or_insert_with(|| json!({}));
             meta["progressToken"] = json!(self.next_id);
         }
-        self.request(method, params).await
+        if self.show_progress && matches!(self.notices, Notices::Stderr) {
+            let name = params["name"].as_str().map(|t| format!(".{t}"));
+            let what = format!("{method} `{}{}`", self.name, name.unwrap_or_default());
+            self.bar = crate::progress::Progress::server(&what);
+        }
+        let reply = self.request(method, params).await;
+        self.bar.finish();
+        self.bar = crate::progress::Progress::off();
+        reply
     }
 
     /// Whether progress notifications are shown on stderr (they are unless turned off).
@@ -265,6 +277,9 @@ impl Session {
     }
 
     fn show_notification(&mut self, msg: &Message) {
+        if self.bar.is_on() && msg.method() == Some("notifications/progress") {
+            return self.bar.server_progress(&msg.value()["params"]);
+        }
         let Some(text) = self.notice(msg) else {
             return;
         };

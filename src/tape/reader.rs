@@ -14,12 +14,16 @@
 use std::path::{Path, PathBuf};
 
 use crate::message::Message;
+use crate::progress::Progress;
 use crate::tape::TapeError;
 use crate::tape::format::{Cut, Meta};
 use crate::tape::group::Grouper;
 use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::lines::{self, Class};
 use crate::tape::torn::{self, TornLine};
+
+/// How many lines are parsed between two updates of a loading bar.
+const PARSED_STEP: usize = 4096;
 
 /// One line of a tape.
 #[derive(Debug, Clone)]
@@ -71,19 +75,35 @@ impl Tape {
     /// Reads and parses a whole tape, opened as every reader opens one
     /// ([`lines::open`]: only a regular file is a tape).
     pub fn load(path: &Path) -> Result<Tape, TapeError> {
-        let mut file = lines::open(path)?;
-        let mut bytes = Vec::new();
-        // Checked on the descriptor read here, not on the path before: no race.
-        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|source| TapeError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Tape::parse_owned(path, bytes)
+        Tape::load_with(path, &Progress::off())
     }
 
-    /// [`Tape::load`], saying on stderr what did not stop it (a torn last line).
+    /// [`Tape::load`] with `bar` counting the bytes read, then the bytes parsed.
+    fn load_with(path: &Path, bar: &Progress) -> Result<Tape, TapeError> {
+        let file = lines::open(path)?;
+        // The size up front, as `read_to_end` on the file itself would reserve it: the
+        // counting reader hides it, and growing by doubling could take twice the memory.
+        let size = file.metadata().map_or(0, |m| m.len());
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        // Checked on the descriptor read here, not on the path before: no race.
+        std::io::Read::read_to_end(&mut bar.reader(file), &mut bytes).map_err(|source| {
+            TapeError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+        bar.parsing();
+        Tape::parse_with(path, bytes, bar)
+    }
+
+    /// [`Tape::load`] for a person (`show`, `verify`): a bar of the bytes loaded on a
+    /// terminal, and on stderr what did not stop it (a torn last line).
     pub fn load_warning(path: &Path) -> Result<Tape, TapeError> {
-        let tape = Tape::load(path)?;
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let bar = Progress::file("loading", path, size);
+        let tape = Tape::load_with(path, &bar);
+        bar.finish();
+        let tape = tape?;
         torn::print_warnings(&tape.warnings);
         Ok(tape)
     }
@@ -122,6 +142,11 @@ impl Tape {
     /// cut off by writing `}` over the comma before it), so a loaded tape costs about its
     /// size in memory, not twice. Torn lines ([`crate::tape::torn`]) are skipped.
     pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Tape, TapeError> {
+        Tape::parse_with(path, bytes, &Progress::off())
+    }
+
+    /// [`Tape::parse_owned`], `bar` at the bytes parsed every [`PARSED_STEP`] lines.
+    fn parse_with(path: &Path, bytes: Vec<u8>, bar: &Progress) -> Result<Tape, TapeError> {
         // Vec → Bytes → BytesMut moves the allocation; nothing is copied.
         let mut buf = bytes::BytesMut::from(bytes::Bytes::from(bytes));
         // The entries are made as lines are read, their messages filled in from the
@@ -134,6 +159,9 @@ impl Tape {
         let mut line = 0;
         while start < buf.len() {
             line += 1;
+            if line % PARSED_STEP == 0 {
+                bar.set_position(start as u64);
+            }
             let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i);
             match lines::classify(&buf[start..end], end < buf.len()) {
                 Class::Blank => {}

@@ -63,6 +63,8 @@ pub struct Options {
     pub match_meta: bool,
     /// The run's multi-round-trip chains, shared by its connections.
     pub chains: player::mrtr::Chains,
+    /// Counts each recorded request played (or skipped), for a person's progress bar.
+    pub progress: crate::progress::Progress,
 }
 
 /// The tools the tape's recorded `tools/list` answers mark `readOnlyHint: true`.

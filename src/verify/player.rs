@@ -113,7 +113,10 @@ pub(super) async fn play<L: Link>(
             continue;
         }
         match entry.message.kind() {
-            Kind::Request => player.request(conn, entry, &entries[i + 1..], used).await,
+            Kind::Request => {
+                player.request(conn, entry, &entries[i + 1..], used).await;
+                opts.progress.inc(1);
+            }
             Kind::Notification if player.played_cancels.contains(&entry.line) => {}
             Kind::Notification if player.gone.is_none() => {
                 // A notification the server cannot take shows as its end, in `next`.

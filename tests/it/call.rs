@@ -196,7 +196,9 @@ fn config_discovery_order() {
     );
     let out = run(&mut env.mcptape(["servers"]));
     assert!(
-        stdout(&out).contains(&format!("  example  {}", example_server())),
+        stdout(&out).lines().any(|l| l.starts_with("  example ")
+            && l.contains(" stdio ")
+            && l.ends_with(&format!(" {}", example_server()))),
         "{}",
         text(&out)
     );

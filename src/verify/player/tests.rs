@@ -75,6 +75,7 @@ fn options() -> Options {
         max_line: 1 << 20,
         match_meta: false,
         chains: Default::default(),
+        progress: Default::default(),
     }
 }
 
