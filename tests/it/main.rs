@@ -21,6 +21,7 @@ mod line_mode;
 mod loaders;
 mod matrix;
 mod meta;
+mod npm;
 mod progress;
 mod record;
 mod redact;
