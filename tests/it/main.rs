@@ -22,6 +22,7 @@ mod loaders;
 mod matrix;
 mod meta;
 mod npm;
+mod precommit;
 mod progress;
 mod record;
 mod redact;
