@@ -2,6 +2,7 @@
 //! server, and real peers (the official Python and TypeScript SDK clients, the reference
 //! server-everything, mcporter's tapes). Run `tests/peers/install` first.
 
+mod action;
 mod bad_input;
 mod call;
 mod causal;
