@@ -23,6 +23,7 @@ mod loaders;
 mod matrix;
 mod meta;
 mod npm;
+mod package;
 mod precommit;
 mod progress;
 mod record;

@@ -27,7 +27,15 @@ fn tarballs() -> &'static [PathBuf; 2] {
     BUILT.get_or_init(|| {
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("npm");
         let mut cmd = Command::new(root().join("packaging/npm/build"));
-        cmd.arg("--binary").arg(bin()).arg("--out").arg(&out);
+        // npm pack, offline, with its home and cache in the build directory.
+        cmd.arg("--binary")
+            .arg(bin())
+            .arg("--out")
+            .arg(&out)
+            .env("HOME", out.join("home"))
+            .env("npm_config_cache", out.join("home/npm-cache"))
+            .env("npm_config_offline", "true")
+            .env("npm_config_update_notifier", "false");
         let built = run(cmd);
         assert!(built.status.success(), "{}", text(&built));
         let stdout = String::from_utf8_lossy(&built.stdout);
