@@ -14,7 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 const tty = require('node:tty');
 
-/// The platforms a package is published for (`${process.platform}-${process.arch}`).
+// The platforms a package is published for (`${process.platform}-${process.arch}`).
 const PLATFORMS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64'];
 
 function fail(message, status) {
@@ -22,8 +22,8 @@ function fail(message, status) {
   process.exit(status);
 }
 
-/// The path of the binary in the installed platform package; exits 127 (a command that
-/// is not there) naming the package to install when it is missing.
+// The path of the binary in the installed platform package; exits 127 (a command that
+// is not there) naming the package to install when it is missing.
 function binaryPath() {
   const key = `${process.platform}-${process.arch}`;
   const pkg = `@mcptape/${key}`;
