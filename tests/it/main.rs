@@ -2,6 +2,7 @@
 //! server, and real peers (the official Python and TypeScript SDK clients, the reference
 //! server-everything, mcporter's tapes). Run `tests/peers/install` first.
 
+mod action;
 mod bad_input;
 mod call;
 mod call_listing;
@@ -24,6 +25,9 @@ mod line_mode;
 mod loaders;
 mod matrix;
 mod meta;
+mod npm;
+mod package;
+mod precommit;
 mod progress;
 mod progress_bars;
 mod readme;
