@@ -67,6 +67,7 @@ mod report;
 mod tape;
 mod term;
 mod upstream;
+mod usage;
 mod verdict;
 mod verify;
 
