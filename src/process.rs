@@ -4,8 +4,8 @@
 //! (`npx` → `node`), and with `PR_SET_PDEATHSIG` on Linux, so that it dies if its proxy
 //! is killed outright. It is stopped the MCP way
 //! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#stdio>):
-//! close its stdin, wait [`STDIN_CLOSE_GRACE`], SIGTERM the group, wait
-//! [`SIGTERM_GRACE`], SIGKILL the group.
+//! close its stdin, wait [`STDIN_CLOSE_GRACE`] (only [`GAVE_UP_GRACE`] after a client's
+//! timeout), SIGTERM the group, wait [`SIGTERM_GRACE`], SIGKILL the group.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -21,6 +21,10 @@ use crate::error::ProcessError;
 pub const STDIN_CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How long a server may take to exit after SIGTERM before it gets SIGKILL.
 pub const SIGTERM_GRACE: Duration = Duration::from_secs(2);
+/// How long a server the client gave up on (`call --timeout`) may take to exit after its
+/// stdin is closed before it gets SIGTERM: it was already waited for as long as the user
+/// allowed, and one that reads its stdin exits within it.
+pub const GAVE_UP_GRACE: Duration = Duration::from_millis(100);
 
 /// The command line as one readable string, for messages.
 pub fn display(argv: &[String]) -> String {

@@ -34,7 +34,7 @@ use crate::error::{LinkError, ProcessError, Result};
 use crate::framing::LongLine;
 use crate::framing::{Frame, LineCodec};
 use crate::message::Message;
-use crate::process::{self, SIGTERM_GRACE, STDIN_CLOSE_GRACE, Server};
+use crate::process::{self, GAVE_UP_GRACE, SIGTERM_GRACE, STDIN_CLOSE_GRACE, Server};
 use crate::tape::Direction;
 use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::{Lifecycle, Oversize};
@@ -308,6 +308,11 @@ impl Link for ChildLink {
                     // Passed on as it came, as the byte relay does; SIGKILL after a grace.
                     self.server.signal(*sig);
                     self.phase = Phase::Termed(now + SIGTERM_GRACE);
+                }
+                // The client gave up on it (`--timeout`): the MCP way still, with a short
+                // grace, as it was waited for as long as the user allowed.
+                (CloseReason::ClientTimeout, Phase::Running | Phase::Done | Phase::Asked(_)) => {
+                    self.phase = Phase::Asked(now + GAVE_UP_GRACE);
                 }
                 // A server whose stdout ended before it exited (it closed it, and lingers)
                 // is asked like a running one, not waited for without end.
