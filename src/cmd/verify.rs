@@ -54,11 +54,19 @@ impl cli::Verify {
         warn_unused(&opts.ignore, &found.used);
         let command = self.shown_command();
         let (outcomes, problems, broken) = (&found.outcomes, &found.problems, found.broken);
-        let report = report::render(self.format, &path, &server, &command, outcomes, problems);
+        let ran = report::Ran {
+            tape: &path,
+            server: &server,
+            command: &command,
+            conns: &found.conns,
+        };
+        let report = report::render(self.format, &ran, outcomes, problems);
         self.write_report(&report)?;
         if self.format != Format::Text && !problems.is_empty() {
             for p in problems {
-                crate::term::eprintln_escaped!("mcptape: {p}");
+                for line in p.to_string().lines() {
+                    crate::term::eprintln_escaped!("mcptape: {line}");
+                }
             }
         }
         report::write_receipt(&path, &server, &command, started, outcomes, broken)?;
@@ -160,10 +168,12 @@ fn choose_server(tape: &Tape, path: &Path, asked: Option<&String>) -> Result<Str
 
 /// What playing every connection of a server found.
 struct Found {
-    /// One per recorded request, in tape order.
+    /// The connections played, in tape order.
+    conns: Vec<String>,
+    /// One per recorded request, in tape order: connection by connection, by tape line.
     outcomes: Vec<Played>,
-    /// The connections' problems, each naming its connection.
-    problems: Vec<String>,
+    /// The connections' problems, each naming its connection, in tape order.
+    problems: Vec<report::Problem>,
     /// Some connection could not be played whole.
     broken: bool,
     /// Which `--ignore` globs removed something, in their order.
@@ -184,6 +194,7 @@ fn play(
         .build()
         .map_err(ProcessError::Signals)?;
     let mut found = Found {
+        conns: Vec::new(),
         outcomes: Vec::new(),
         problems: Vec::new(),
         broken: false,
@@ -194,6 +205,7 @@ fn play(
         .into_iter()
         .filter(|c| c.server == server)
     {
+        found.conns.push(conn.id.clone());
         let run = runtime.block_on(verify::run_connection(
             tape,
             &conn,
@@ -203,15 +215,25 @@ fn play(
             &mut found.used,
         ))?;
         found.outcomes.extend(run.outcomes);
-        found.problems.extend(
-            run.problems
-                .into_iter()
-                .map(|p| format!("connection `{}`: {p}", conn.id)),
-        );
+        found.problems.extend(run.problems.into_iter().map(|text| report::Problem {
+            conn: conn.id.clone(),
+            text,
+        }));
         found.broken |= run.broken;
     }
     // A multi-round-trip call whose retry the tape does not hold is still reported.
     found.outcomes.extend(opts.chains.unfinished());
+    // A multi-round-trip call is reported when its chain ends, and an unfinished one
+    // last: put each back in its place, connection by connection, by tape line.
+    let rank: std::collections::HashMap<&str, usize> = found
+        .conns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    found
+        .outcomes
+        .sort_by_key(|o| (rank.get(o.conn.as_str()).copied().unwrap_or(usize::MAX), o.line));
     runtime.shutdown_background();
     Ok(found)
 }

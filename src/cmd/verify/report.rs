@@ -12,22 +12,49 @@ use crate::error::TapeError;
 use crate::tape::{format, safety};
 use crate::verify::{Class, Played};
 
+/// What a run was: the tape, the server, the live command, and the connections played
+/// (in tape order).
+pub(super) struct Ran<'a> {
+    /// The tape.
+    pub tape: &'a Path,
+    /// The recorded server verified.
+    pub server: &'a str,
+    /// The live server's command or URL, redacted.
+    pub command: &'a str,
+    /// The ids of the connections played, in tape order.
+    pub conns: &'a [String],
+}
+
+/// What kept a connection's run from being complete. Its text may span lines (a server's
+/// last stderr lines); each is escaped where it is printed.
+#[derive(Debug, Clone)]
+pub(super) struct Problem {
+    /// The connection.
+    pub conn: String,
+    /// What went wrong.
+    pub text: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connection `{}`: {}", self.conn, self.text)
+    }
+}
+
 /// The report in `format`: what `--output` or stdout receives.
 pub(super) fn render(
     format: Format,
-    tape: &Path,
-    server: &str,
-    command: &str,
+    ran: &Ran<'_>,
     outcomes: &[Played],
-    problems: &[String],
+    problems: &[Problem],
 ) -> String {
     match format {
-        Format::Text => text_report(tape, server, command, outcomes, problems),
+        Format::Text => text_report(ran, outcomes, problems),
         Format::Json => outcomes
             .iter()
             .map(|o| format!("{}\n", crate::term::json_compact(o)))
             .collect(),
-        Format::Junit => junit_report(server, outcomes, problems),
+        Format::Junit => junit_report(ran.server, outcomes, problems),
     }
 }
 
@@ -60,15 +87,11 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
-/// The text report: one line each, every value escaped on its line
-/// ([`crate::term::line`]), as a server's answer may hold anything.
-fn text_report(
-    tape: &Path,
-    server: &str,
-    command: &str,
-    outcomes: &[Played],
-    problems: &[String],
-) -> String {
+/// The text report: the summary, then connection by connection in tape order its calls
+/// that were not the same (by tape line) and its problems; one line each, every value
+/// escaped on its line ([`crate::term::line`]), as a server's answer may hold anything.
+fn text_report(ran: &Ran<'_>, outcomes: &[Played], problems: &[Problem]) -> String {
+    let (tape, server, command) = (ran.tape, ran.server, ran.command);
     let summary = counts(outcomes)
         .into_iter()
         .filter(|&(c, n)| n > 0 || matches!(c, Class::Same | Class::Changed))
@@ -84,33 +107,57 @@ fn text_report(
         "verify `{}` (server `{server}`) against `{command}`: {summary}",
         tape.display()
     ));
-    for o in outcomes.iter().filter(|o| o.class != Class::Same) {
-        put(format!(
-            "{:<10} {} (tape line {})",
-            o.class.as_str(),
-            o.title(),
-            o.line
-        ));
-        if let Some(r) = &o.reason {
-            put(format!("           {r}"));
+    // Connection by connection; anything of a connection not listed comes last.
+    let listed = |conn: &str| ran.conns.iter().any(|c| c == conn);
+    let groups = ran
+        .conns
+        .iter()
+        .map(|c| Some(c.as_str()))
+        .chain(std::iter::once(None));
+    for group in groups {
+        let mine = |conn: &str| match group {
+            Some(g) => conn == g,
+            None => !listed(conn),
+        };
+        for o in outcomes.iter().filter(|o| o.class != Class::Same && mine(&o.conn)) {
+            call_lines(&mut put, o);
         }
-        for d in &o.differences {
-            put(format!(
-                "           {}: {} → {}",
-                if d.path.is_empty() {
-                    "(whole answer)"
-                } else {
-                    &d.path
-                },
-                show(&d.old),
-                show(&d.new)
-            ));
+        for p in problems.iter().filter(|p| mine(&p.conn)) {
+            for (i, line) in p.to_string().lines().enumerate() {
+                put(match i {
+                    0 => format!("problem    {line}"),
+                    _ => format!("           {line}"),
+                });
+            }
         }
-    }
-    for p in problems {
-        put(format!("problem    {p}"));
     }
     out
+}
+
+/// The lines of one call that was not the same: its class and title, why, and each
+/// difference.
+fn call_lines(put: &mut impl FnMut(String), o: &Played) {
+    put(format!(
+        "{:<10} {} (tape line {})",
+        o.class.as_str(),
+        o.title(),
+        o.line
+    ));
+    if let Some(r) = &o.reason {
+        put(format!("           {r}"));
+    }
+    for d in &o.differences {
+        put(format!(
+            "           {}: {} → {}",
+            if d.path.is_empty() {
+                "(whole answer)"
+            } else {
+                &d.path
+            },
+            show(&d.old),
+            show(&d.new)
+        ));
+    }
 }
 
 fn xml(s: &str) -> String {
@@ -130,7 +177,7 @@ fn xml(s: &str) -> String {
         .collect()
 }
 
-fn junit_report(server: &str, outcomes: &[Played], problems: &[String]) -> String {
+fn junit_report(server: &str, outcomes: &[Played], problems: &[Problem]) -> String {
     let failures = outcomes.iter().filter(|o| o.class.is_difference()).count();
     let errors = outcomes
         .iter()

@@ -86,11 +86,25 @@ impl ChildLink {
         cwd: Option<&Path>,
         max_line: usize,
     ) -> Result<ChildLink, ProcessError> {
-        let mut server = process::spawn_server(argv, env, cwd)?;
+        Ok(ChildLink::of(process::spawn_server(argv, env, cwd)?, argv, max_line))
+    }
+
+    /// Starts the server `argv` as [`ChildLink::spawn`] does (our environment, our
+    /// directory), with its stderr passed through a [`process::Tail`] that keeps its last
+    /// lines.
+    pub fn spawn_tailed(
+        argv: &[String],
+        max_line: usize,
+    ) -> Result<(ChildLink, process::Tail), ProcessError> {
+        let (server, tail) = process::spawn_server_tailed(argv, &[], None)?;
+        Ok((ChildLink::of(server, argv, max_line), tail))
+    }
+
+    fn of(mut server: Server, argv: &[String], max_line: usize) -> ChildLink {
         let stdin = server.child.stdin.take().expect("stdin is piped");
         let stdout = server.child.stdout.take().expect("stdout is piped");
         let (tx, rx) = mpsc::unbounded_channel();
-        Ok(ChildLink {
+        ChildLink {
             argv: argv.to_vec(),
             input: Some(tx),
             writer: tokio::spawn(write_input(stdin, rx)),
@@ -100,7 +114,7 @@ impl ChildLink {
             status: None,
             phase: Phase::Running,
             server,
-        })
+        }
     }
 
     /// The server's process id (also its process group's).
