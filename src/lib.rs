@@ -63,6 +63,7 @@ pub mod outcome;
 mod process;
 mod record;
 mod redact;
+mod reference;
 mod report;
 mod tape;
 mod term;

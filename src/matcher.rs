@@ -347,10 +347,18 @@ pub struct Difference {
     /// Dot path from the message root (`result.content.0.text.requestId`).
     pub path: String,
     /// The recorded value.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub old: Option<Value>,
     /// The live value.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub new: Option<Value>,
 }
 

@@ -215,10 +215,12 @@ fn play(
             &mut found.used,
         ))?;
         found.outcomes.extend(run.outcomes);
-        found.problems.extend(run.problems.into_iter().map(|text| report::Problem {
-            conn: conn.id.clone(),
-            text,
-        }));
+        found
+            .problems
+            .extend(run.problems.into_iter().map(|text| report::Problem {
+                conn: conn.id.clone(),
+                text,
+            }));
         found.broken |= run.broken;
     }
     // A multi-round-trip call whose retry the tape does not hold is still reported.
@@ -231,9 +233,12 @@ fn play(
         .enumerate()
         .map(|(i, c)| (c.as_str(), i))
         .collect();
-    found
-        .outcomes
-        .sort_by_key(|o| (rank.get(o.conn.as_str()).copied().unwrap_or(usize::MAX), o.line));
+    found.outcomes.sort_by_key(|o| {
+        (
+            rank.get(o.conn.as_str()).copied().unwrap_or(usize::MAX),
+            o.line,
+        )
+    });
     runtime.shutdown_background();
     Ok(found)
 }

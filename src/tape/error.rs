@@ -41,7 +41,11 @@ pub enum TapeError {
     },
     /// A tape that does not exist: its session name, its directory, and what is near
     /// ([`super::near`]).
-    #[error("no tape `{}` in `{}`; {hint}", super::near::stem(path), super::near::dir(path))]
+    #[error(
+        "no tape `{}` in `{}`; {hint}",
+        super::near::stem(path),
+        super::near::dir(path)
+    )]
     Missing {
         /// Where it was looked for.
         path: PathBuf,

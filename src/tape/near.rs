@@ -44,7 +44,11 @@ pub fn hint(path: &Path) -> String {
     match names.len() {
         0 => "no tape is recorded there yet (`mcptape record NAME -- CMD` records one)".into(),
         n => {
-            let shown: Vec<String> = names.iter().take(LISTED).map(|n| format!("`{n}`")).collect();
+            let shown: Vec<String> = names
+                .iter()
+                .take(LISTED)
+                .map(|n| format!("`{n}`"))
+                .collect();
             let more = match n.saturating_sub(LISTED) {
                 0 => String::new(),
                 m => format!(" and {m} more"),
@@ -70,7 +74,8 @@ fn sessions(path: &Path, with_prev: bool) -> Vec<String> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(&format!(".{EXTENSION}")).map(str::to_owned)
+            name.strip_suffix(&format!(".{EXTENSION}"))
+                .map(str::to_owned)
         })
         .filter(|n| with_prev || !n.ends_with(".prev"))
         .collect();

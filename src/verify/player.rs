@@ -59,7 +59,9 @@ pub async fn run_connection(
     let (mut run, closed) = play(link, tape, conn, opts, read_only, used).await;
     match closed {
         Err(e) => run.problems.push(crate::error::chain(&e)),
-        Ok(closed) if run.server_gone => run.problems.push(gone::said(&closed, tail.as_mut()).await),
+        Ok(closed) if run.server_gone => {
+            run.problems.push(gone::said(&closed, tail.as_mut()).await)
+        }
         Ok(_) => {}
     }
     Ok(run)
@@ -71,13 +73,21 @@ pub async fn run_connection(
 fn connect(target: &Target, max_line: usize) -> Result<(AnyLink, Option<Tail>), String> {
     match target {
         Target::Command(argv) => ChildLink::spawn_tailed(argv, max_line)
-            .map(|(link, tail)| (AnyLink::Child(Layered::new(link, Layers::new())), Some(tail)))
+            .map(|(link, tail)| {
+                (
+                    AnyLink::Child(Layered::new(link, Layers::new())),
+                    Some(tail),
+                )
+            })
             .map_err(|e| crate::error::chain(&e)),
         Target::Url(url, headers) => Remote::new(url, headers.clone())
             .map(|remote| {
                 // The GET stream too: a server asks some of its requests there (roots).
                 let link = HttpLink::new(remote).listening();
-                (AnyLink::Http(Layered::new(Refusals(link), Layers::new())), None)
+                (
+                    AnyLink::Http(Layered::new(Refusals(link), Layers::new())),
+                    None,
+                )
             })
             .map_err(|e| crate::error::chain(&e)),
     }

@@ -119,7 +119,10 @@ fn text_report(ran: &Ran<'_>, outcomes: &[Played], problems: &[Problem]) -> Stri
             Some(g) => conn == g,
             None => !listed(conn),
         };
-        for o in outcomes.iter().filter(|o| o.class != Class::Same && mine(&o.conn)) {
+        for o in outcomes
+            .iter()
+            .filter(|o| o.class != Class::Same && mine(&o.conn))
+        {
             call_lines(&mut put, o);
         }
         for p in problems.iter().filter(|p| mine(&p.conn)) {

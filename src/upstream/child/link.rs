@@ -86,7 +86,11 @@ impl ChildLink {
         cwd: Option<&Path>,
         max_line: usize,
     ) -> Result<ChildLink, ProcessError> {
-        Ok(ChildLink::of(process::spawn_server(argv, env, cwd)?, argv, max_line))
+        Ok(ChildLink::of(
+            process::spawn_server(argv, env, cwd)?,
+            argv,
+            max_line,
+        ))
     }
 
     /// Starts the server `argv` as [`ChildLink::spawn`] does (our environment, our
