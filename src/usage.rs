@@ -31,20 +31,25 @@ pub fn missing_dashdash(args: &[OsString], err: &clap::Error) -> Option<String> 
     }
     // Already past a `--`: nothing to put before it.
     let dashdash = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    let sub = args
+    // mcptape has no global options: the subcommand is the first argument.
+    let sub = 1;
+    if !WRAPPING
         .iter()
-        .skip(1)
-        .position(|a| WRAPPING.iter().any(|w| a == w))?
-        + 1;
-    let at = args[sub + 1..dashdash]
-        .iter()
-        .position(|a| a.to_string_lossy() == *found)?
-        + sub
-        + 1;
-    let mut fixed: Vec<OsString> = args[..at].to_vec();
-    fixed.push("--".into());
-    fixed.extend(args[at..].iter().cloned());
-    Cli::try_parse_from(&fixed).ok()?;
+        .any(|w| args.get(sub).is_some_and(|a| a == w))
+    {
+        return None;
+    }
+    // The first place where `--` makes the line parse (the word may also be a flag's
+    // value earlier on: `--server node node server.js`).
+    let fixed = (sub + 1..dashdash.max(sub + 1))
+        .filter(|&at| args[at].to_string_lossy() == *found)
+        .map(|at| {
+            let mut fixed: Vec<OsString> = args[..at].to_vec();
+            fixed.push("--".into());
+            fixed.extend(args[at..].iter().cloned());
+            fixed
+        })
+        .find(|fixed| Cli::try_parse_from(fixed).is_ok())?;
     let shown: Vec<String> = std::iter::once("mcptape".to_owned())
         .chain(fixed[1..].iter().map(|a| a.to_string_lossy().into_owned()))
         .collect();
@@ -72,6 +77,11 @@ mod tests {
         let h = hint("mcptape proxy --server x node server.js --port 1").expect("a hint");
         assert!(
             h.contains("mcptape proxy --server x -- node server.js --port 1"),
+            "{h}"
+        );
+        let h = hint("mcptape proxy --server node node server.js").expect("a hint");
+        assert!(
+            h.contains("mcptape proxy --server node -- node server.js"),
             "{h}"
         );
         let h = hint("mcptape verify demo ./server").expect("a hint");
