@@ -94,12 +94,18 @@ impl Tail {
         }
     }
 
-    /// The last lines the server wrote on stderr (an unfinished last line too), once the
-    /// stream has ended or [`TAIL_SETTLE`] has passed.
-    pub async fn lines(&mut self) -> Vec<String> {
+    /// Waits until everything the server wrote on stderr has been passed on: the stream
+    /// has ended, or [`TAIL_SETTLE`] has passed (something it left behind holds it open).
+    pub async fn settle(&mut self) {
         if let Some(relay) = self.relay.take() {
             let _ = tokio::time::timeout(TAIL_SETTLE, relay).await;
         }
+    }
+
+    /// The last lines the server wrote on stderr (an unfinished last line too), once it
+    /// has [settled](Tail::settle).
+    pub async fn lines(&mut self) -> Vec<String> {
+        self.settle().await;
         let Ok(mut k) = self.kept.lock() else {
             return Vec::new();
         };

@@ -64,6 +64,10 @@ pub async fn run_connection(
         }
         Ok(_) => {}
     }
+    // What a healthy server wrote last reaches our stderr before the run goes on.
+    if let Some(tail) = tail.as_mut() {
+        tail.settle().await;
+    }
     Ok(run)
 }
 
