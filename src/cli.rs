@@ -5,29 +5,15 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::framing::MAX_LINE_BYTES;
 
-const ENV_HELP: &str = "\
-Environment:
-  MCPTAPE_HOME     where named tapes live: $MCPTAPE_HOME/recordings/<session>.ndjson
-                   (default ~/.mcptape)
-  MCPTAPE_RECORD   a session name or tape path: every `mcptape proxy` records into it
-  MCPTAPE_REPLAY   a session name or tape path: every `mcptape proxy` answers from it
-  MCPTAPE_IGNORE, MCPTAPE_STRICT_INITIALIZE, MCPTAPE_UNORDERED, MCPTAPE_PACE
-                   replay's --ignore (comma-separated), --strict-initialize, --unordered,
-                   --pace (`1`), set by `mcptape replay`
-  MCPTAPE_MATCH_META
-                   `1`: replay's and verify's --match-meta (compare `_meta`)
-  MCPTAPE_SKIP_UNANSWERED
-                   `1`: replay's --skip-unanswered-requests, set by `mcptape replay`
-  MCPTAPE_SERVERS  comma-separated server names the mode applies to (others pass through)
-  MCPTAPE_REPORT   a directory where proxies leave reports for their record/replay parent
-  MCPTAPE_PROGRESS `0`: no progress bars (drawn on stderr only when it is a terminal)
-A proxy whose own environment has neither MCPTAPE_RECORD nor MCPTAPE_REPLAY takes them
-from its nearest ancestor process that has one (Linux), so clients that scrub their
-servers' environment still record and replay.
+/// What `record --help` says before its lists: how to play back what it recorded.
+const RECORD_NOTES: &str = "\
+Play back what it recorded: `mcptape replay SESSION -- CMD` runs CMD again with
+every proxy answering from the tape (no server starts), and `mcptape verify
+SESSION -- SERVER_CMD` plays the tape's client side against a (new) server and
+reports every answer that changed.
 
-Exit status: 0 ok; the wrapped command's own status (128+N if killed by signal N);
-2 usage or configuration error; 3 replay diverged, was incomplete (the tape ended before
-the client was done) or unused, or a recording could not be written whole; 126/127 the command could not be executed / was not found.";
+Without CMD, the variables are printed and no tape is touched: the proxies
+started with them append to the tape (the first one creates it).";
 
 /// `--listen`: a bare port is on the loopback address.
 fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
@@ -61,7 +47,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
 /// Record and replay the JSON-RPC traffic between MCP clients and servers.
 #[derive(Debug, Parser)]
-#[command(name = "mcptape", version, about, after_help = ENV_HELP)]
+#[command(name = "mcptape", version, about, after_help = crate::reference::top_level())]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -135,7 +121,7 @@ pub struct Man {
 
 /// `mcptape record SESSION [--server NAME]... [-- CMD...]`
 #[derive(Debug, Args)]
-#[command(after_help = ENV_HELP)]
+#[command(after_help = crate::reference::for_command("record", RECORD_NOTES))]
 pub struct Record {
     /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
     /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`. A tape
@@ -160,7 +146,7 @@ pub struct Record {
 
 /// `mcptape proxy [--server NAME] [--record SESSION] (--url URL | -- CMD ARGS...)`
 #[derive(Debug, Args)]
-#[command(after_help = ENV_HELP)]
+#[command(after_help = crate::reference::for_command("proxy", ""))]
 pub struct Proxy {
     /// The server's name in the tape (default: derived from CMD, printed on stderr).
     #[arg(long, value_name = "NAME")]
@@ -268,7 +254,7 @@ pub struct Matching {
 
 /// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`
 #[derive(Debug, Args)]
-#[command(after_help = ENV_HELP)]
+#[command(after_help = crate::reference::for_command("replay", ""))]
 pub struct Replay {
     /// Session name or tape path to answer from.
     pub session: String,
@@ -311,19 +297,15 @@ pub enum Output {
 
 /// `mcptape call SERVER.TOOL [ARG]...`
 #[derive(Debug, Args)]
-#[command(after_help = "\
+#[command(after_help = crate::reference::for_command("call", "\
 ARG is key:value or key=value. A value that parses as JSON (5, true, [1,2], {\"a\":1}) is
 that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if it parses;
 one trailing newline dropped); key:@text is the text `@text`.
 
-Exit status: 0 a result; 1 the tool answered isError, or a JSON-RPC error, or the server
-failed; 2 usage or configuration error; 3 replay diverged (or the tape ended before the
-answer); 124 timeout; 126/127 the server command could not be executed / was not found.
-
 tools/call asks for progress (_meta.progressToken); with --output text it is shown on
 stderr: a bar on a terminal (MCPTAPE_PROGRESS=0: none), else one line each. While
 recording, the server is started with MCPTAPE_RECORD= and MCPTAPE_REPLAY= (empty: off),
-so an `mcptape proxy` in the config does not record it again.")]
+so an `mcptape proxy` in the config does not record it again."))]
 pub struct Call {
     /// The server's name in the config, a dot, and the tool: `everything.echo`.
     #[arg(value_name = "SERVER.TOOL")]
@@ -364,6 +346,7 @@ pub struct Client {
 
 /// `mcptape tools SERVER [--json]`
 #[derive(Debug, Args)]
+#[command(after_help = crate::reference::for_command("tools", ""))]
 pub struct Tools {
     /// The server's name in the config.
     pub server: String,
@@ -377,6 +360,7 @@ pub struct Tools {
 
 /// `mcptape servers [--json]`
 #[derive(Debug, Args)]
+#[command(after_help = crate::reference::for_command("servers", ""))]
 pub struct Servers {
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -403,13 +387,9 @@ pub enum Format {
 
 /// `mcptape verify SESSION [--server NAME] [--ignore GLOB]... (--url URL | -- SERVER_CMD...)`
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Exit status: 0 every played call answered the same (skipped calls allowed, counted);
-1 something changed, errors now, or stopped erroring; 3 the run could not be completed
-(the server failed to start or went away, the tape is unreadable); 2 usage error.
-
+#[command(after_help = crate::reference::for_command("verify", "\
 On a terminal, stderr shows a bar of the requests played (and of a big tape's loading);
-MCPTAPE_PROGRESS=0 turns it off.")]
+MCPTAPE_PROGRESS=0 turns it off."))]
 pub struct Verify {
     /// Session name or tape path.
     pub session: String,
@@ -464,9 +444,9 @@ pub struct Verify {
 
 /// `mcptape show SESSION [--full] [--json]`
 #[derive(Debug, Args)]
-#[command(after_help = "\
+#[command(after_help = crate::reference::for_command("show", "\
 An array or object that starts deeper than 100 levels (the message's object is level 1) is
-printed as one string, \"[too deep: N levels, B bytes, fnv1a H]\", never expanded.")]
+printed as one string, \"[too deep: N levels, B bytes, fnv1a H]\", never expanded."))]
 pub struct Show {
     /// Session name or tape path.
     pub session: String,
@@ -480,7 +460,7 @@ pub struct Show {
 
 /// `mcptape redact TAPE... [--check]`
 #[derive(Debug, Args)]
-#[command(after_help = "\
+#[command(after_help = crate::reference::for_command("redact", "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
 kept); a TAPE that is a symlink, a hard link (a second name would keep the secret) or not
@@ -491,7 +471,7 @@ like a secret, 0 otherwise. --check also lists string values holding a high-entr
 0.75 bits per character within 3.5-4.3, not mostly words, not a hash, UUID, base64 file,
 id, cursor or path, not in a PEM certificate or public key) as `(possible secret)`: these alone exit 0, and 1 with --strict.
 --check --format json prints the findings as one JSON document, --format github as GitHub
-workflow commands (`::error file=FILE,line=LINE::…`). See docs/REDACTION.md for the rules.")]
+workflow commands (`::error file=FILE,line=LINE::…`). See docs/REDACTION.md for the rules."))]
 pub struct Redact {
     /// Session names or tape paths.
     #[arg(required = true, value_name = "TAPE")]
@@ -515,6 +495,7 @@ pub struct Redact {
 
 /// `mcptape list`
 #[derive(Debug, Args)]
+#[command(after_help = crate::reference::for_command("list", ""))]
 pub struct List {
     /// Print the list as JSON.
     #[arg(long)]

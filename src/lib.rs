@@ -67,12 +67,14 @@ mod process;
 mod progress;
 mod record;
 mod redact;
+mod reference;
 mod report;
 mod style;
 mod table;
 mod tape;
 mod term;
 mod upstream;
+mod usage;
 mod verdict;
 mod verify;
 

@@ -339,14 +339,33 @@ fn expand_at(v: &mut Value, level: usize) {
 }
 
 /// One place where two documents differ: `None` for a side where the path is absent.
+///
+/// As JSON, an absent side is a member left out and a JSON `null` is `null`: `{"path":
+/// "result.x", "old": null}` is a recorded `null` where the live answer has nothing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Difference {
     /// Dot path from the message root (`result.content.0.text.requestId`).
     pub path: String,
     /// The recorded value.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub old: Option<Value>,
     /// The live value.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub new: Option<Value>,
+}
+
+/// A member that is there is `Some`, even when it is `null` (serde's `Option` would make
+/// that `None`, the absent side).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    <Value as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// Every path where `new` differs from `old` (the recorded side may hold redaction

@@ -90,22 +90,30 @@ impl ModeEnv {
         }
     }
 
-    /// What a recording made under this environment redacts, and how big the tape may
-    /// grow. Warnings about `MCPTAPE_REDACT` are printed when the environment is our own.
-    pub fn recording(&self, no_redact: bool) -> Recording {
-        let (redactor, warnings) = if no_redact {
-            (
-                Redactor::off(),
-                vec![
-                    "--no-redact: recording without redaction; review the tape before sharing it"
-                        .to_owned(),
-                ],
-            )
+    /// What a recording into `tape` made under this environment redacts, and how big the
+    /// tape may grow. Its warnings (no redaction, naming the tape; `MCPTAPE_REDACT`
+    /// problems) are printed once: by the `record` parent, not again by the proxies under
+    /// it (they have its `MCPTAPE_REPORT`) unless a proxy's own `--no-redact` says more.
+    pub fn recording(&self, no_redact: bool, tape: &Path) -> Recording {
+        let (redactor, mut warnings) = if no_redact {
+            (Redactor::off(), Vec::new())
         } else {
             Redactor::from_env(&|name| self.lookup(name))
         };
-        // Under `record`, the parent already said it once.
-        if self.source == Source::Own {
+        if redactor.is_off() {
+            let why = if no_redact {
+                "--no-redact".to_owned()
+            } else {
+                format!("{} is set", crate::redact::ENV_NO_REDACT)
+            };
+            // One line, in place of the redactor's own.
+            warnings = vec![format!(
+                "recording into `{}` without redaction ({why}); review the tape before sharing it",
+                tape.display()
+            )];
+        }
+        let parent_said = self.get(ENV_REPORT).is_some() && !no_redact;
+        if self.source == Source::Own && !parent_said {
             for w in warnings {
                 crate::term::eprintln_escaped!("mcptape: warning: {w}");
             }
@@ -403,11 +411,12 @@ pub fn decide(
         }
         (Some(session), None) => {
             let home = store::home(own.get(ENV_HOME))?;
+            let tape = store::resolve(session, &home, &own.cwd)?;
             return Ok(Mode::Record {
-                tape: store::resolve(session, &home, &own.cwd)?,
+                recording: own.recording(no_redact, &tape),
+                tape,
                 report: None,
                 source: "--record".into(),
-                recording: own.recording(no_redact),
             });
         }
         (None, Some(session)) => {
@@ -443,10 +452,10 @@ pub fn decide(
         ))),
         (Some(session), None) => Ok(match store::resolve(session, &home, &env.cwd) {
             Ok(tape) => Mode::Record {
+                recording: env.recording(no_redact, &tape),
                 tape,
                 report,
                 source: describe(&env.source, ENV_RECORD),
-                recording: env.recording(no_redact),
             },
             Err(e) => Mode::RecordFailed {
                 error: e.into(),

@@ -144,11 +144,16 @@ impl Error {
 }
 
 /// What clap's refusal to parse comes to: help or the version, printed on stdout (an
-/// outcome), or a usage error.
+/// outcome), or a usage error. A command line that forgot `--` before the command it
+/// runs is told so, with the corrected line ([`crate::usage`]).
 pub fn parse_failed(err: clap::Error) -> Result<Outcome, Error> {
     // The parse failed, so `--color` is read from the raw arguments for clap's own text.
     crate::style::init(crate::style::scan_args(std::env::args_os()));
     if err.use_stderr() {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if let Some(hint) = crate::usage::missing_dashdash(&args, &err) {
+            return Err(Error::Usage(hint));
+        }
         return Err(Error::Cli(err));
     }
     crate::style::print_clap(&err);

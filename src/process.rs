@@ -4,8 +4,8 @@
 //! (`npx` → `node`), and with `PR_SET_PDEATHSIG` on Linux, so that it dies if its proxy
 //! is killed outright. It is stopped the MCP way
 //! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#stdio>):
-//! close its stdin, wait [`STDIN_CLOSE_GRACE`], SIGTERM the group, wait
-//! [`SIGTERM_GRACE`], SIGKILL the group.
+//! close its stdin, wait [`STDIN_CLOSE_GRACE`] (only [`GAVE_UP_GRACE`] after a client's
+//! timeout), SIGTERM the group, wait [`SIGTERM_GRACE`], SIGKILL the group.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -17,10 +17,18 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::error::ProcessError;
 
+mod tail;
+
+pub use tail::Tail;
+
 /// How long a server may take to exit after its stdin is closed before it gets SIGTERM.
 pub const STDIN_CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How long a server may take to exit after SIGTERM before it gets SIGKILL.
 pub const SIGTERM_GRACE: Duration = Duration::from_secs(2);
+/// How long a server the client gave up on (`call --timeout`) may take to exit after its
+/// stdin is closed before it gets SIGTERM: it was already waited for as long as the user
+/// allowed, and one that reads its stdin exits within it.
+pub const GAVE_UP_GRACE: Duration = Duration::from_millis(100);
 
 /// The command line as one readable string, for messages.
 pub fn display(argv: &[String]) -> String {
@@ -53,6 +61,27 @@ pub fn spawn_server(
     env: &[(String, String)],
     cwd: Option<&std::path::Path>,
 ) -> Result<Server, ProcessError> {
+    spawn(argv, env, cwd, Stdio::inherit())
+}
+
+/// Starts a server as [`spawn_server`] does, but with its stderr relayed to ours through a
+/// [`Tail`] that keeps its last lines (for `verify`, which says why a server failed).
+pub fn spawn_server_tailed(
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+) -> Result<(Server, Tail), ProcessError> {
+    let mut server = spawn(argv, env, cwd, Stdio::piped())?;
+    let stderr = server.child.stderr.take().expect("stderr is piped");
+    Ok((server, Tail::relay(stderr)))
+}
+
+fn spawn(
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+    stderr: Stdio,
+) -> Result<Server, ProcessError> {
     let command = display(argv);
     let (program, args) = argv.split_first().ok_or_else(|| ProcessError::Spawn {
         command: command.clone(),
@@ -63,7 +92,7 @@ pub fn spawn_server(
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .process_group(0)
         .kill_on_drop(true);
     if let Some(dir) = cwd {

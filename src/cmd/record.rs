@@ -1,6 +1,8 @@
 //! `mcptape record SESSION [--server NAME]... [-- CMD...]`: starts a fresh tape, then runs
 //! CMD with `MCPTAPE_RECORD` set to its absolute path, so that every `mcptape proxy`
-//! started anywhere under CMD appends its connection to it.
+//! started anywhere under CMD appends its connection to it. Without CMD it only prints the
+//! variables to export and touches no tape: nothing rotates, nothing is created; the
+//! proxies started with them create the tape or append to it.
 //!
 //! CMD runs in our process group (a terminal's Ctrl-C reaches it directly); SIGTERM and
 //! SIGHUP sent to us are passed on to it. Proxies that could not write their whole
@@ -24,14 +26,9 @@ impl cli::Record {
             mode::check_server_name(name)?;
         }
         let tape = mode::session_path(&self.session)?;
-        if let Some(prev) = store::start_fresh(&tape)? {
-            crate::term::eprintln_escaped!(
-                "mcptape: the previous tape is kept as `{}`",
-                prev.display()
-            );
-        }
         let servers = self.servers.join(",");
         if self.command.is_empty() {
+            // Only the variables: no tape is touched (proxies create it, or append to it).
             super::print_exports(&[
                 (ENV_RECORD, Some(tape.to_string_lossy().into_owned())),
                 (ENV_REPLAY, None),
@@ -39,7 +36,14 @@ impl cli::Record {
                 (ENV_MAX_BYTES, Some(self.max_bytes.to_string())),
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
             ]);
+            say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
+        }
+        if let Some(prev) = store::start_fresh(&tape)? {
+            crate::term::eprintln_escaped!(
+                "mcptape: the previous tape is kept as `{}`",
+                prev.display()
+            );
         }
         let mut report = ReportDir::new().map_err(|source| Error::Io {
             what: "cannot create a report directory".into(),
@@ -55,7 +59,7 @@ impl cli::Record {
             cmd.env(ENV_NO_REDACT, "1");
         }
         // Say once, here, what the proxies' redaction will be.
-        let _ = mode::own().recording(self.no_redact);
+        let _ = mode::own().recording(self.no_redact, &tape);
         if servers.is_empty() {
             cmd.env_remove(ENV_SERVERS);
         } else {
@@ -69,6 +73,26 @@ impl cli::Record {
             outcome::problem(p);
         }
         Ok(Outcome::of_status(status).recorded(problems.is_empty()))
+    }
+}
+
+/// `record SESSION` without a command: one line on stderr saying that the exported
+/// recording appends to the tape (as every proxy does), and how to start afresh when it
+/// already holds something.
+fn say_where_exports_record(tape: &Path, session: &str) {
+    match std::fs::symlink_metadata(tape) {
+        Ok(meta) if meta.len() > 0 => crate::term::eprintln_escaped!(
+            "mcptape: proxies with these variables append to `{}` ({} bytes already there); to \
+             start afresh, remove it first, or run `mcptape record {} -- CMD`, which keeps \
+             the old tape as .prev",
+            tape.display(),
+            meta.len(),
+            crate::process::display(&[session.to_owned()])
+        ),
+        _ => crate::term::eprintln_escaped!(
+            "mcptape: the first proxy that records with these variables creates `{}`",
+            tape.display()
+        ),
     }
 }
 

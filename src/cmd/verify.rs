@@ -65,21 +65,21 @@ impl cli::Verify {
             Some(_) => crate::style::Paint::of_file(),
             None => crate::style::Paint::of(crate::style::Stream::Stdout),
         };
-        let report = report::render(
-            self.format,
-            paint,
-            &path,
-            &server,
-            &command,
-            outcomes,
-            problems,
-        );
+        let ran = report::Ran {
+            tape: &path,
+            server: &server,
+            command: &command,
+            conns: &found.conns,
+        };
+        let report = report::render(self.format, paint, &ran, outcomes, problems);
         let coverage = coverage::Coverage::of(outcomes);
         let report = coverage::amend(self.format, report, &coverage);
         self.write_report(&report)?;
         if self.format != Format::Text && !problems.is_empty() {
             for p in problems {
-                crate::term::eprintln_escaped!("mcptape: {p}");
+                for line in p.to_string().lines() {
+                    crate::term::eprintln_escaped!("mcptape: {line}");
+                }
             }
         }
         if let Some(warning) = coverage.warning() {
@@ -185,10 +185,12 @@ fn choose_server(tape: &Tape, path: &Path, asked: Option<&String>) -> Result<Str
 
 /// What playing every connection of a server found.
 struct Found {
-    /// One per recorded request, in tape order.
+    /// The connections played, in tape order.
+    conns: Vec<String>,
+    /// One per recorded request, in tape order: connection by connection, by tape line.
     outcomes: Vec<Played>,
-    /// The connections' problems, each naming its connection.
-    problems: Vec<String>,
+    /// The connections' problems, each naming its connection, in tape order.
+    problems: Vec<report::Problem>,
     /// Some connection could not be played whole.
     broken: bool,
     /// Which `--ignore` globs removed something, in their order.
@@ -209,6 +211,7 @@ fn play(
         .build()
         .map_err(ProcessError::Signals)?;
     let mut found = Found {
+        conns: Vec::new(),
         outcomes: Vec::new(),
         problems: Vec::new(),
         broken: false,
@@ -220,6 +223,7 @@ fn play(
         .filter(|c| c.server == server)
         .collect();
     for (i, conn) in conns.iter().enumerate() {
+        found.conns.push(conn.id.clone());
         opts.progress
             .message(&format!("(connection {} of {})", i + 1, conns.len()));
         let run = runtime.block_on(verify::run_connection(
@@ -231,15 +235,30 @@ fn play(
             &mut found.used,
         ))?;
         found.outcomes.extend(run.outcomes);
-        found.problems.extend(
-            run.problems
-                .into_iter()
-                .map(|p| format!("connection `{}`: {p}", conn.id)),
-        );
+        found
+            .problems
+            .extend(run.problems.into_iter().map(|text| report::Problem {
+                conn: conn.id.clone(),
+                text,
+            }));
         found.broken |= run.broken;
     }
     // A multi-round-trip call whose retry the tape does not hold is still reported.
     found.outcomes.extend(opts.chains.unfinished());
+    // A multi-round-trip call is reported when its chain ends, and an unfinished one
+    // last: put each back in its place, connection by connection, by tape line.
+    let rank: std::collections::HashMap<&str, usize> = found
+        .conns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    found.outcomes.sort_by_key(|o| {
+        (
+            rank.get(o.conn.as_str()).copied().unwrap_or(usize::MAX),
+            o.line,
+        )
+    });
     runtime.shutdown_background();
     Ok(found)
 }

@@ -190,3 +190,14 @@ fn diff_is_unified_and_labelled() {
         "{d}"
     );
 }
+
+#[test]
+fn a_difference_as_json_tells_an_absent_side_from_null() {
+    let d = differences(&json!({"a": null}), &json!({"b": null}), "");
+    let text = serde_json::to_string(&d).expect("json");
+    assert_eq!(text, r#"[{"path":"a","old":null},{"path":"b","new":null}]"#);
+    let back: Vec<Difference> = serde_json::from_str(&text).expect("read back");
+    assert_eq!(back, d);
+    assert_eq!(back[0].old, Some(serde_json::Value::Null));
+    assert_eq!(back[0].new, None);
+}

@@ -79,7 +79,13 @@ fn every_error_has_its_exit_status() {
             2,
         ),
         (Error::Config(ConfigError::NotFound { looked: vec![] }), 2),
-        (Error::Tape(TapeError::Missing { path: path.clone() }), 2),
+        (
+            Error::Tape(TapeError::Missing {
+                path: path.clone(),
+                hint: String::new(),
+            }),
+            2,
+        ),
         (
             Error::Tape(TapeError::Write {
                 path: path.clone(),

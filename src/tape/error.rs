@@ -39,11 +39,18 @@ pub enum TapeError {
         #[source]
         source: std::io::Error,
     },
-    /// A tape that does not exist.
-    #[error("no tape `{}` (`mcptape list` shows the recorded sessions)", path.display())]
+    /// A tape that does not exist: its session name, its directory, and what is near
+    /// ([`super::near`]).
+    #[error(
+        "no tape `{}` in `{}`; {hint}",
+        super::near::stem(path),
+        super::near::dir(path)
+    )]
     Missing {
         /// Where it was looked for.
         path: PathBuf,
+        /// The closest session there, a few of them, or that there are none.
+        hint: String,
     },
     /// An entry could not be written.
     #[error("cannot write to tape `{}`", path.display())]

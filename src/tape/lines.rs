@@ -67,6 +67,7 @@ pub fn open(path: &Path) -> Result<File, TapeError> {
     let err = |source: std::io::Error| match source.kind() {
         std::io::ErrorKind::NotFound => TapeError::Missing {
             path: path.to_path_buf(),
+            hint: super::near::hint(path),
         },
         _ => TapeError::Read {
             path: path.to_path_buf(),

@@ -27,6 +27,7 @@ pub mod group;
 pub mod kind;
 pub mod lifecycle;
 pub mod lines;
+pub mod near;
 pub mod reader;
 pub mod safety;
 pub mod served;

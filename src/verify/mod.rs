@@ -46,6 +46,9 @@ pub struct Run {
     pub problems: Vec<String>,
     /// The server could not be started or went away: the run is incomplete (exit 3).
     pub broken: bool,
+    /// The server went away on its own (closed its output, stopped reading): its exit
+    /// status and last stderr lines are then a problem of the run.
+    pub server_gone: bool,
 }
 
 /// How to verify.

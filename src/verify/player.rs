@@ -25,6 +25,7 @@ use crate::layer::AnyLink;
 use crate::layer::{Layered, Layers};
 use crate::matcher::{self, comparable};
 use crate::message::{self, Kind, Message, Shape};
+use crate::process::Tail;
 use crate::tape::close::CloseReason;
 use crate::tape::{Connection, Direction, Entry, Tape};
 use crate::upstream::child::ChildLink;
@@ -45,7 +46,7 @@ pub async fn run_connection(
     read_only: &HashSet<String>,
     used: &mut [bool],
 ) -> Result<Run> {
-    let link = match connect(target, opts.max_line) {
+    let (link, mut tail) = match connect(target, opts.max_line) {
         Ok(link) => link,
         Err(problem) => {
             return Ok(Run {
@@ -56,24 +57,41 @@ pub async fn run_connection(
         }
     };
     let (mut run, closed) = play(link, tape, conn, opts, read_only, used).await;
-    if let Err(e) = closed {
-        run.problems.push(crate::error::chain(&e));
+    match closed {
+        Err(e) => run.problems.push(crate::error::chain(&e)),
+        Ok(closed) if run.server_gone => {
+            run.problems.push(gone::said(&closed, tail.as_mut()).await)
+        }
+        Ok(_) => {}
+    }
+    // What a healthy server wrote last reaches our stderr before the run goes on.
+    if let Some(tail) = tail.as_mut() {
+        tail.settle().await;
     }
     Ok(run)
 }
 
-/// Starts the live server (or opens the session) for one connection, with no layers; the
-/// text of the error chain when it cannot be.
-fn connect(target: &Target, max_line: usize) -> Result<AnyLink, String> {
+/// Starts the live server (or opens the session) for one connection, with no layers (a
+/// command's stderr passed through a [`Tail`] that keeps its last lines); the text of the
+/// error chain when it cannot be.
+fn connect(target: &Target, max_line: usize) -> Result<(AnyLink, Option<Tail>), String> {
     match target {
-        Target::Command(argv) => ChildLink::spawn(argv, &[], None, max_line)
-            .map(|link| AnyLink::Child(Layered::new(link, Layers::new())))
+        Target::Command(argv) => ChildLink::spawn_tailed(argv, max_line)
+            .map(|(link, tail)| {
+                (
+                    AnyLink::Child(Layered::new(link, Layers::new())),
+                    Some(tail),
+                )
+            })
             .map_err(|e| crate::error::chain(&e)),
         Target::Url(url, headers) => Remote::new(url, headers.clone())
             .map(|remote| {
                 // The GET stream too: a server asks some of its requests there (roots).
                 let link = HttpLink::new(remote).listening();
-                AnyLink::Http(Layered::new(Refusals(link), Layers::new()))
+                (
+                    AnyLink::Http(Layered::new(Refusals(link), Layers::new())),
+                    None,
+                )
             })
             .map_err(|e| crate::error::chain(&e)),
     }
@@ -184,6 +202,7 @@ impl<L: Link> Player<'_, L> {
             // A server that is gone broke the run, whether it went before it read or
             // before it answered (which of the two depends on timing).
             self.run.broken = true;
+            self.run.server_gone = true;
             self.done(played, msg, recorded_msg, None);
             return;
         }
@@ -214,6 +233,7 @@ impl<L: Link> Player<'_, L> {
                     entry.line
                 ));
                 self.run.broken = true;
+                self.run.server_gone = true;
             }
             Err(_) => {
                 played.class = Class::NewError;
@@ -426,6 +446,7 @@ fn to_play(conn: &Connection, entry: &Entry, recorded: Option<&Entry>) -> Played
 pub mod mrtr;
 
 mod cancel;
+mod gone;
 mod refused;
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ mod front_edges;
 mod front_order;
 mod front_routes;
 mod get_stream;
+mod habits;
 mod help;
 mod http;
 mod http_limits;

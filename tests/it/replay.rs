@@ -318,7 +318,8 @@ fn bad_tapes_and_unknown_servers_are_named() {
     let out = run(&mut env.mcptape(["replay", "nosuch", "--", "true"]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        stderr(&out).contains("no tape `") && stderr(&out).contains("recordings/nosuch.ndjson"),
+        stderr(&out).contains("no tape `nosuch` in `")
+            && stderr(&out).contains(".mcptape/recordings`"),
         "{}",
         text(&out)
     );

@@ -10,10 +10,14 @@ use crate::github::{self, Annotation, Level};
 use crate::verify::{Class, Played};
 
 /// The annotations, one line each.
-pub(super) fn report(tape: &Path, outcomes: &[Played], problems: &[String]) -> String {
+pub(super) fn report(
+    tape: &Path,
+    outcomes: &[Played],
+    problems: &[super::report::Problem],
+) -> String {
     let mut notes: Vec<Annotation> = outcomes.iter().filter_map(|o| call(tape, o)).collect();
     notes.extend(problems.iter().map(|p| {
-        Annotation::new(Level::Error, p)
+        Annotation::new(Level::Error, p.to_string())
             .at(tape, None)
             .titled("mcptape verify: problem")
     }));

@@ -13,27 +13,55 @@ use crate::style::{Paint, Role};
 use crate::tape::{format, safety};
 use crate::verify::{Class, Played};
 
+/// What a run was: the tape, the server, the live command, and the connections played
+/// (in tape order).
+pub(super) struct Ran<'a> {
+    /// The tape.
+    pub tape: &'a Path,
+    /// The recorded server verified.
+    pub server: &'a str,
+    /// The live server's command or URL, redacted.
+    pub command: &'a str,
+    /// The ids of the connections played, in tape order.
+    pub conns: &'a [String],
+}
+
+/// What kept a connection's run from being complete. Its text may span lines (a server's
+/// last stderr lines); each is escaped where it is printed.
+#[derive(Debug, Clone)]
+pub(super) struct Problem {
+    /// The connection.
+    pub conn: String,
+    /// What went wrong.
+    pub text: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connection `{}`: {}", self.conn, self.text)
+    }
+}
+
 /// The report in `format`: what `--output` or stdout receives (only text is painted).
 pub(super) fn render(
     format: Format,
     paint: Paint,
-    tape: &Path,
-    server: &str,
-    command: &str,
+    ran: &Ran<'_>,
     outcomes: &[Played],
-    problems: &[String],
+    problems: &[Problem],
 ) -> String {
     match format {
-        Format::Text => text_report(paint, tape, server, command, outcomes, problems),
-        Format::Github => super::github::report(tape, outcomes, problems),
+        Format::Text => text_report(paint, ran, outcomes, problems),
+        Format::Github => super::github::report(ran.tape, outcomes, problems),
         Format::Json => outcomes
             .iter()
             .map(|o| format!("{}\n", crate::term::json_compact(o)))
             .collect(),
-        Format::Junit => junit_report(server, outcomes, problems),
+        Format::Junit => junit_report(ran.server, outcomes, problems),
     }
 }
 
+/// How many calls of each class.
 pub(super) fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
     [
         Class::Same,
@@ -49,6 +77,7 @@ pub(super) fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
     .collect()
 }
 
+/// A value as the reports show it: `(absent)`, or its JSON cut at 200 characters.
 pub(super) fn show(v: &Option<Value>) -> String {
     match v {
         None => "(absent)".into(),
@@ -72,17 +101,12 @@ fn role(class: Class) -> Role {
     }
 }
 
-/// The text report: one line each, every value escaped on its line
-/// ([`crate::term::line`]) before the words of its class are painted.
-fn text_report(
-    paint: Paint,
-    tape: &Path,
-    server: &str,
-    command: &str,
-    outcomes: &[Played],
-    problems: &[String],
-) -> String {
-    use crate::term::line;
+/// The text report: the summary, then connection by connection in tape order its calls
+/// that were not the same (by tape line) and its problems; one line each, every value
+/// escaped on its line ([`crate::term::line`]), as a server's answer may hold anything,
+/// before the words of its class are painted.
+fn text_report(paint: Paint, ran: &Ran<'_>, outcomes: &[Played], problems: &[Problem]) -> String {
+    let (tape, server, command) = (ran.tape, ran.server, ran.command);
     let summary = counts(outcomes)
         .into_iter()
         .filter(|&(c, n)| n > 0 || matches!(c, Class::Same | Class::Changed))
@@ -92,47 +116,71 @@ fn text_report(
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let mut out = line(&format!(
+    let mut out = crate::term::line(&format!(
         "verify `{}` (server `{server}`) against `{command}`: ",
         tape.display()
     ))
     .into_owned();
     out.push_str(&summary);
     out.push('\n');
-    for o in outcomes.iter().filter(|o| o.class != Class::Same) {
-        let word = o.class.as_str();
-        let pad = " ".repeat(10usize.saturating_sub(word.len()));
-        let lead = format!("{}{pad} ", paint.paint(role(o.class), word));
-        put(
-            &mut out,
-            &lead,
-            &format!("{} (tape line {})", o.title(), o.line),
-        );
-        if let Some(r) = &o.reason {
-            put(&mut out, "", &format!("           {r}"));
+    // Connection by connection; anything of a connection not listed comes last.
+    let listed = |conn: &str| ran.conns.iter().any(|c| c == conn);
+    let groups = ran
+        .conns
+        .iter()
+        .map(|c| Some(c.as_str()))
+        .chain(std::iter::once(None));
+    for group in groups {
+        let mine = |conn: &str| match group {
+            Some(g) => conn == g,
+            None => !listed(conn),
+        };
+        for o in outcomes
+            .iter()
+            .filter(|o| o.class != Class::Same && mine(&o.conn))
+        {
+            call_lines(&mut out, paint, o);
         }
-        for d in &o.differences {
-            let path = if d.path.is_empty() {
-                "(whole answer)"
-            } else {
-                &d.path
-            };
-            out.push_str(&format!(
-                "           {}: {} → {}\n",
-                line(path),
-                paint.paint(Role::Removed, &line(&show(&d.old))),
-                paint.paint(Role::Added, &line(&show(&d.new)))
-            ));
+        for p in problems.iter().filter(|p| mine(&p.conn)) {
+            for (i, text) in p.to_string().lines().enumerate() {
+                match i {
+                    0 => put(
+                        &mut out,
+                        &paint.paint(Role::Fail, "problem"),
+                        &format!("    {text}"),
+                    ),
+                    _ => put(&mut out, "", &format!("           {text}")),
+                }
+            }
         }
-    }
-    for p in problems {
-        put(
-            &mut out,
-            &paint.paint(Role::Fail, "problem"),
-            &format!("    {p}"),
-        );
     }
     out
+}
+
+/// The lines of one call that was not the same: its class and title, why, and each
+/// difference (the old value painted as removed, the new one as added).
+fn call_lines(out: &mut String, paint: Paint, o: &Played) {
+    use crate::term::line;
+    let word = o.class.as_str();
+    let pad = " ".repeat(10usize.saturating_sub(word.len()));
+    let lead = format!("{}{pad} ", paint.paint(role(o.class), word));
+    put(out, &lead, &format!("{} (tape line {})", o.title(), o.line));
+    if let Some(r) = &o.reason {
+        put(out, "", &format!("           {r}"));
+    }
+    for d in &o.differences {
+        let path = if d.path.is_empty() {
+            "(whole answer)"
+        } else {
+            &d.path
+        };
+        out.push_str(&format!(
+            "           {}: {} → {}\n",
+            line(path),
+            paint.paint(Role::Removed, &line(&show(&d.old))),
+            paint.paint(Role::Added, &line(&show(&d.new)))
+        ));
+    }
 }
 
 /// Appends one line of the text report: its lead (our own words, maybe painted), then
@@ -160,7 +208,7 @@ fn xml(s: &str) -> String {
         .collect()
 }
 
-fn junit_report(server: &str, outcomes: &[Played], problems: &[String]) -> String {
+fn junit_report(server: &str, outcomes: &[Played], problems: &[Problem]) -> String {
     let failures = outcomes.iter().filter(|o| o.class.is_difference()).count();
     let errors = outcomes
         .iter()

@@ -34,7 +34,7 @@ use crate::error::{LinkError, ProcessError, Result};
 use crate::framing::LongLine;
 use crate::framing::{Frame, LineCodec};
 use crate::message::Message;
-use crate::process::{self, SIGTERM_GRACE, STDIN_CLOSE_GRACE, Server};
+use crate::process::{self, GAVE_UP_GRACE, SIGTERM_GRACE, STDIN_CLOSE_GRACE, Server};
 use crate::tape::Direction;
 use crate::tape::close::CloseReason;
 use crate::tape::lifecycle::{Lifecycle, Oversize};
@@ -86,11 +86,29 @@ impl ChildLink {
         cwd: Option<&Path>,
         max_line: usize,
     ) -> Result<ChildLink, ProcessError> {
-        let mut server = process::spawn_server(argv, env, cwd)?;
+        Ok(ChildLink::of(
+            process::spawn_server(argv, env, cwd)?,
+            argv,
+            max_line,
+        ))
+    }
+
+    /// Starts the server `argv` as [`ChildLink::spawn`] does (our environment, our
+    /// directory), with its stderr passed through a [`process::Tail`] that keeps its last
+    /// lines.
+    pub fn spawn_tailed(
+        argv: &[String],
+        max_line: usize,
+    ) -> Result<(ChildLink, process::Tail), ProcessError> {
+        let (server, tail) = process::spawn_server_tailed(argv, &[], None)?;
+        Ok((ChildLink::of(server, argv, max_line), tail))
+    }
+
+    fn of(mut server: Server, argv: &[String], max_line: usize) -> ChildLink {
         let stdin = server.child.stdin.take().expect("stdin is piped");
         let stdout = server.child.stdout.take().expect("stdout is piped");
         let (tx, rx) = mpsc::unbounded_channel();
-        Ok(ChildLink {
+        ChildLink {
             argv: argv.to_vec(),
             input: Some(tx),
             writer: tokio::spawn(write_input(stdin, rx)),
@@ -100,7 +118,7 @@ impl ChildLink {
             status: None,
             phase: Phase::Running,
             server,
-        })
+        }
     }
 
     /// The server's process id (also its process group's).
@@ -308,6 +326,11 @@ impl Link for ChildLink {
                     // Passed on as it came, as the byte relay does; SIGKILL after a grace.
                     self.server.signal(*sig);
                     self.phase = Phase::Termed(now + SIGTERM_GRACE);
+                }
+                // The client gave up on it (`--timeout`): the MCP way still, with a short
+                // grace, as it was waited for as long as the user allowed.
+                (CloseReason::ClientTimeout, Phase::Running | Phase::Done | Phase::Asked(_)) => {
+                    self.phase = Phase::Asked(now + GAVE_UP_GRACE);
                 }
                 // A server whose stdout ended before it exited (it closed it, and lingers)
                 // is asked like a running one, not waited for without end.
