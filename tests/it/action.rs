@@ -257,6 +257,21 @@ fn the_action_passes_format_github_unless_annotations_are_off() {
     ] {
         assert!(shown.contains(command), "{command}: {}", text(&out));
     }
+    assert!(out.status.success(), "{}", text(&out));
+
+    // A changed answer is an annotation at the tape's line, and fails the job.
+    let drift = format!("fx -- {} --drift", example_server());
+    let out = run_action(&env, &[("install", "none"), ("verify", &drift)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("::error file=")
+                && l.contains(",title=mcptape verify%3A changed::")),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
