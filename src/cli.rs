@@ -47,7 +47,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
 /// Record and replay the JSON-RPC traffic between MCP clients and servers.
 #[derive(Debug, Parser)]
-#[command(name = "mcptape", version, about, after_help = crate::reference::top_level())]
+#[command(name = "mcptape", version, about, after_long_help = crate::reference::top_level())]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -121,7 +121,7 @@ pub struct Man {
 
 /// `mcptape record SESSION [--server NAME]... [-- CMD...]`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("record", RECORD_NOTES))]
+#[command(after_long_help = crate::reference::for_command("record", RECORD_NOTES))]
 pub struct Record {
     /// Session name (tape in $MCPTAPE_HOME/recordings) or a path (contains `/` or ends in
     /// `.ndjson`). A previous tape of that name is kept as `<session>.prev.ndjson`. A tape
@@ -146,7 +146,7 @@ pub struct Record {
 
 /// `mcptape proxy [--server NAME] [--record SESSION] (--url URL | -- CMD ARGS...)`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("proxy", ""))]
+#[command(after_long_help = crate::reference::for_command("proxy", ""))]
 pub struct Proxy {
     /// The server's name in the tape (default: derived from CMD, printed on stderr).
     #[arg(long, value_name = "NAME")]
@@ -254,7 +254,7 @@ pub struct Matching {
 
 /// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("replay", ""))]
+#[command(after_long_help = crate::reference::for_command("replay", ""))]
 pub struct Replay {
     /// Session name or tape path to answer from.
     pub session: String,
@@ -297,7 +297,7 @@ pub enum Output {
 
 /// `mcptape call SERVER.TOOL [ARG]...`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("call", "\
+#[command(after_long_help = crate::reference::for_command("call", "\
 ARG is key:value or key=value. A value that parses as JSON (5, true, [1,2], {\"a\":1}) is
 that JSON, anything else a string; key=@FILE reads the value from FILE (JSON if it parses;
 one trailing newline dropped); key:@text is the text `@text`.
@@ -346,7 +346,7 @@ pub struct Client {
 
 /// `mcptape tools SERVER [--json]`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("tools", ""))]
+#[command(after_long_help = crate::reference::for_command("tools", ""))]
 pub struct Tools {
     /// The server's name in the config.
     pub server: String,
@@ -360,7 +360,7 @@ pub struct Tools {
 
 /// `mcptape servers [--json]`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("servers", ""))]
+#[command(after_long_help = crate::reference::for_command("servers", ""))]
 pub struct Servers {
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -387,7 +387,7 @@ pub enum Format {
 
 /// `mcptape verify SESSION [--server NAME] [--ignore GLOB]... (--url URL | -- SERVER_CMD...)`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("verify", "\
+#[command(after_long_help = crate::reference::for_command("verify", "\
 On a terminal, stderr shows a bar of the requests played (and of a big tape's loading);
 MCPTAPE_PROGRESS=0 turns it off."))]
 pub struct Verify {
@@ -444,7 +444,7 @@ pub struct Verify {
 
 /// `mcptape show SESSION [--full] [--json]`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("show", "\
+#[command(after_long_help = crate::reference::for_command("show", "\
 An array or object that starts deeper than 100 levels (the message's object is level 1) is
 printed as one string, \"[too deep: N levels, B bytes, fnv1a H]\", never expanded."))]
 pub struct Show {
@@ -460,7 +460,7 @@ pub struct Show {
 
 /// `mcptape redact TAPE... [--check]`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("redact", "\
+#[command(after_long_help = crate::reference::for_command("redact", "\
 Applies the redaction rules (and the values of the variables named in MCPTAPE_REDACT) to
 every entry, rewriting the tape atomically (a temporary file renamed over it, its mode
 kept); a TAPE that is a symlink, a hard link (a second name would keep the secret) or not
@@ -495,7 +495,7 @@ pub struct Redact {
 
 /// `mcptape list`
 #[derive(Debug, Args)]
-#[command(after_help = crate::reference::for_command("list", ""))]
+#[command(after_long_help = crate::reference::for_command("list", ""))]
 pub struct List {
     /// Print the list as JSON.
     #[arg(long)]

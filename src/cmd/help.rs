@@ -57,12 +57,96 @@ impl cli::Man {
             }
         };
         let mut page = Vec::new();
-        clap_mangen::Man::new(page_of)
-            .render(&mut page)
-            .map_err(|source| Error::Io {
-                what: "cannot render the manual page".into(),
-                source,
-            })?;
+        render(page_of, &mut page).map_err(|source| Error::Io {
+            what: "cannot render the manual page".into(),
+            source,
+        })?;
         print(&page)
+    }
+}
+
+/// The page: clap_mangen's sections, but the text after the options (`after_help`: notes,
+/// the exit-status and environment lists, laid out in columns for `--help`) as sections
+/// of their own in no-fill mode, since roff would refill its lines into one paragraph.
+fn render(cmd: clap::Command, page: &mut Vec<u8>) -> std::io::Result<()> {
+    let after = cmd
+        .get_after_long_help()
+        .or_else(|| cmd.get_after_help())
+        .map(|t| t.to_string());
+    let cmd = cmd.after_help(None::<&str>).after_long_help(None::<&str>);
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(page)?;
+    man.render_name_section(page)?;
+    man.render_synopsis_section(page)?;
+    man.render_description_section(page)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(page)?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(page)?;
+    }
+    if let Some(after) = after {
+        page.extend_from_slice(sections(&after).as_bytes());
+    }
+    if cmd.get_version().is_some() {
+        man.render_version_section(page)?;
+    }
+    Ok(())
+}
+
+/// `after_help` as roff: the paragraphs before `Exit status:` as NOTES, then EXIT STATUS
+/// and ENVIRONMENT, each line kept as it is (`.nf`).
+fn sections(after: &str) -> String {
+    let mut out = String::new();
+    let mut open = false;
+    let head = |out: &mut String, open: &mut bool, name: &str| {
+        if *open {
+            out.push_str(".fi\n");
+        }
+        out.push_str(&format!(".SH \"{name}\"\n.nf\n"));
+        *open = true;
+    };
+    for line in after.lines() {
+        match line {
+            "Exit status:" => head(&mut out, &mut open, "EXIT STATUS"),
+            "Environment:" => head(&mut out, &mut open, "ENVIRONMENT"),
+            _ => {
+                if !open {
+                    head(&mut out, &mut open, "NOTES");
+                }
+                out.push_str(&roff_line(line));
+                out.push('\n');
+            }
+        }
+    }
+    if open {
+        out.push_str(".fi\n");
+    }
+    out
+}
+
+/// One line of text for roff: backslashes and hyphens escaped, and a leading `.` or `'`
+/// kept from reading as a request.
+fn roff_line(line: &str) -> String {
+    let text = line.replace('\\', "\\e").replace('-', "\\-");
+    if text.starts_with('.') || text.starts_with('\'') {
+        format!("\\&{text}")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lists_become_sections_kept_line_by_line() {
+        let roff =
+            sections("Play it back.\n\nExit status:\n  0    ok\n.x -y \\z\nEnvironment:\n  A  b");
+        assert_eq!(
+            roff,
+            ".SH \"NOTES\"\n.nf\nPlay it back.\n\n.fi\n.SH \"EXIT STATUS\"\n.nf\n  0    ok\n\\&.x \\-y \\ez\n.fi\n.SH \"ENVIRONMENT\"\n.nf\n  A  b\n.fi\n"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! `mcptape record SESSION [--server NAME]... [-- CMD...]`: starts a fresh tape, then runs
 //! CMD with `MCPTAPE_RECORD` set to its absolute path, so that every `mcptape proxy`
-//! started anywhere under CMD appends its connection to it. Without CMD it only prints the
+//! started anywhere under CMD appends its connection to it. When nothing reached the
+//! fresh tape (CMD was not found, or ran no proxy), the previous tape is put back. Without CMD it only prints the
 //! variables to export and touches no tape: nothing rotates, nothing is created; the
 //! proxies started with them create the tape or append to it.
 //!
@@ -39,7 +40,8 @@ impl cli::Record {
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
         }
-        if let Some(prev) = store::start_fresh(&tape)? {
+        let kept = store::start_fresh(&tape)?;
+        if let Some(prev) = &kept {
             crate::term::eprintln_escaped!(
                 "mcptape: the previous tape is kept as `{}`",
                 prev.display()
@@ -65,10 +67,18 @@ impl cli::Record {
         } else {
             cmd.env(ENV_SERVERS, &servers);
         }
-        let status = process::run_wrapped(cmd, &process::display(&self.command))?;
+        let status = match process::run_wrapped(cmd, &process::display(&self.command)) {
+            Ok(status) => status,
+            Err(e) => {
+                // CMD never ran (not found, not executable): nothing of the old tape is lost.
+                undo_fresh(&tape, kept.as_deref());
+                return Err(e.into());
+            }
+        };
         report.wait_for_proxies();
         let problems = report::problems(report.path());
         summarize(&tape);
+        undo_fresh(&tape, kept.as_deref());
         for p in &problems {
             outcome::problem(p);
         }
@@ -92,6 +102,28 @@ fn say_where_exports_record(tape: &Path, session: &str) {
         _ => crate::term::eprintln_escaped!(
             "mcptape: the first proxy that records with these variables creates `{}`",
             tape.display()
+        ),
+    }
+}
+
+/// When nothing reached the fresh tape, puts the previous one back (or removes the empty
+/// one), saying so on stderr: a mistyped command loses no recording.
+fn undo_fresh(tape: &Path, kept: Option<&Path>) {
+    match store::undo_fresh(tape, kept) {
+        Ok(false) => {}
+        Ok(true) => match kept {
+            Some(_) => crate::term::eprintln_escaped!(
+                "mcptape: nothing reached the fresh tape: the previous one is back at `{}`",
+                tape.display()
+            ),
+            None => crate::term::eprintln_escaped!(
+                "mcptape: nothing reached the tape: no empty `{}` is left behind",
+                tape.display()
+            ),
+        },
+        Err(e) => crate::term::eprintln_escaped!(
+            "mcptape: warning: cannot undo the fresh tape: {}",
+            crate::error::chain(&e)
         ),
     }
 }

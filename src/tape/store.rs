@@ -142,6 +142,26 @@ pub fn start_fresh(tape: &Path) -> Result<Option<PathBuf>, TapeError> {
     Ok(kept)
 }
 
+/// Undoes [`start_fresh`] when nothing reached the fresh tape (its command was not found,
+/// or no proxy ran under it): the previous tape is put back from `.prev` (`kept`), or the
+/// empty tape is removed. A tape that holds anything, or is no longer an empty regular
+/// file, is left as it is. Returns whether it undid anything.
+pub fn undo_fresh(tape: &Path, kept: Option<&Path>) -> Result<bool, TapeError> {
+    let empty = fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() == 0);
+    if !empty {
+        return Ok(false);
+    }
+    let open_err = |source| TapeError::Open {
+        path: tape.to_path_buf(),
+        source,
+    };
+    match kept {
+        Some(prev) => fs::rename(prev, tape).map_err(open_err)?,
+        None => fs::remove_file(tape).map_err(open_err)?,
+    }
+    Ok(true)
+}
+
 /// One tape in the recordings directory.
 #[derive(Debug)]
 pub struct Listed {

@@ -23,6 +23,23 @@ fn mode(path: &Path) -> u32 {
         & 0o7777
 }
 
+/// `record`'s CMD that appends one entry to its tape, as a proxy would: a tape nothing
+/// reached is undone, and these tests look at the file a recording leaves.
+fn appending(env: &Env) -> Vec<String> {
+    let entry = env.path("entry.ndjson");
+    std::fs::write(
+        &entry,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"$transport/start\",\"params\":{},\"_meta\":{\"dir\":\"lifecycle\",\"server\":\"t\",\"ts\":\"2026-12-01T00:00:00.000Z\",\"conn\":\"c\"}}\n",
+    )
+    .expect("write entry");
+    vec![
+        "sh".into(),
+        "-c".into(),
+        "cat \"$0\" >> \"$MCPTAPE_RECORD\"".into(),
+        entry.to_string_lossy().into_owned(),
+    ]
+}
+
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
@@ -224,7 +241,7 @@ fn a_symlinked_recordings_directory_keeps_its_targets_mode() {
     chmod(&shared, 0o755);
     std::fs::create_dir_all(env.mcptape_home()).expect("mkdir home");
     symlink(&shared, env.mcptape_home().join("recordings")).expect("symlink");
-    let out = run(env.mcptape(["record", "s", "--", "true"]));
+    let out = run(env.mcptape(["record", "s", "--"]).args(appending(&env)));
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(mode(&shared), 0o755, "the link's target was chmodded");
     assert_eq!(mode(&shared.join("s.ndjson")), 0o600);
@@ -236,7 +253,9 @@ fn only_directories_mcptape_creates_get_its_mode() {
     let named = env.path("project/recordings");
     std::fs::create_dir_all(&named).expect("mkdir");
     chmod(&named, 0o755);
-    let out = run(env.mcptape(["record", "project/recordings/x.ndjson", "--", "true"]));
+    let out = run(env
+        .mcptape(["record", "project/recordings/x.ndjson", "--"])
+        .args(appending(&env)));
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         mode(&named),
@@ -268,7 +287,9 @@ fn a_world_writable_directory_is_refused_unless_sticky_and_the_tape_ours() {
 
     // The /tmp case: sticky, so nobody else can swap our file.
     chmod(&open, 0o1777);
-    let out = run(env.mcptape(["record", "open/x.ndjson", "--", "true"]));
+    let out = run(env
+        .mcptape(["record", "open/x.ndjson", "--"])
+        .args(appending(&env)));
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(mode(&open.join("x.ndjson")), 0o600);
     assert_eq!(mode(&open), 0o1777);

@@ -62,6 +62,22 @@ fn the_manual_pages_render_with_man_and_name_their_subcommands() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("mcptape-verify"), "{shown}");
     assert!(shown.contains("--allow-writes"), "{shown}");
+    // The help's lists are sections of their own, kept line by line (roff used to refill
+    // them into one paragraph, splitting words and running the rows together).
+    assert!(shown.contains("\nEXIT STATUS\n"), "{shown}");
+    assert!(shown.contains("\nENVIRONMENT\n"), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with("1    an answer changed")),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with("MCPTAPE_MATCH_META")),
+        "{shown}"
+    );
 
     let bad = run(env.mcptape(["man", "nope"]));
     assert_eq!(bad.status.code(), Some(2));

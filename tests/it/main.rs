@@ -12,6 +12,7 @@ mod colour;
 mod deep;
 mod exit;
 mod files;
+mod first_hour;
 mod formats;
 mod front_edges;
 mod front_order;

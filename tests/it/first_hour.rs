@@ -1,0 +1,80 @@
+//! What a newcomer's first hour ran into (issue 14's trial from the README): a mistyped
+//! command under `record` loses no tape, and `-h` is short while `--help` has the lists.
+
+use crate::support::*;
+
+/// Records one `mcptape call` of the example server into `session`.
+fn record_a_call(env: &Env, session: &str) {
+    let config = env.path("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(&config, doc.to_string()).expect("write config");
+    let out = run(env
+        .mcptape(["record", session, "--"])
+        .arg(bin())
+        .args(["call", "example.echo", "message:hi", "--config"])
+        .arg(&config));
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn a_mistyped_command_under_record_puts_the_previous_tape_back() {
+    let env = Env::new();
+    record_a_call(&env, "first");
+    let tape = env.tape("first");
+    let before = std::fs::read(&tape).expect("the tape");
+    assert!(!before.is_empty());
+
+    let out = run(env.mcptape(["record", "first", "--", "mcptape-typo-not-a-command"]));
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out));
+    assert_eq!(std::fs::read(&tape).expect("the tape is back"), before);
+    assert!(
+        !env.mcptape_home()
+            .join("recordings/first.prev.ndjson")
+            .exists(),
+        "the previous tape went back, not to .prev"
+    );
+    assert!(
+        stderr(&out).contains("the previous one is back at"),
+        "{}",
+        text(&out)
+    );
+
+    // A command that runs but starts no proxy: the same.
+    let out = run(env.mcptape(["record", "first", "--", "true"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(&tape).expect("the tape is back"), before);
+}
+
+#[test]
+fn a_new_session_that_recorded_nothing_leaves_no_empty_tape() {
+    let env = Env::new();
+    let out = run(env.mcptape(["record", "x2", "--", "true"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!env.tape("x2").exists(), "{}", text(&out));
+    let out = run(env.mcptape(["list"]));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("x2"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn short_help_is_short_and_long_help_has_the_lists() {
+    let env = Env::new();
+    let short = run(env.mcptape(["-h"]));
+    let long = run(env.mcptape(["--help"]));
+    let (short, long) = (
+        String::from_utf8_lossy(&short.stdout).into_owned(),
+        String::from_utf8_lossy(&long.stdout).into_owned(),
+    );
+    assert!(!short.contains("Exit status:"), "{short}");
+    assert!(short.contains("see more with '--help'"), "{short}");
+    assert!(
+        long.contains("Exit status:") && long.contains("Environment:"),
+        "{long}"
+    );
+    // Bare `mcptape` shows the short one.
+    let bare = run(env.mcptape(Vec::<&str>::new()));
+    assert!(!text(&bare).contains("Exit status:"), "{}", text(&bare));
+}
