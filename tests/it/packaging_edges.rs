@@ -105,10 +105,7 @@ fn the_action_adds_no_format_of_its_own_when_the_input_gives_one() {
     let replay = "fx -- sh -c 'exit 0' sh --format junit";
     let out = run_action(&env, &[PLAIN[0], ("replay", replay)]);
     assert!(
-        stdout(&out).contains(&format!(
-            "::group::mcptape replay --format github {}",
-            "fx -- sh -c exit 0 sh --format junit"
-        )),
+        stdout(&out).contains("::group::mcptape replay --format github fx -- sh -c exit 0 sh"),
         "{}",
         text(&out)
     );
