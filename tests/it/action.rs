@@ -46,7 +46,7 @@ fn fill(template: &str, inputs: &BTreeMap<String, String>) -> String {
 /// Runs the action's steps in order with these inputs (the others at their defaults),
 /// stopping at the first failing step, as a runner does. `PATH` has the test's binaries
 /// (mcptape, the example server and client) before `path_tail`.
-fn run_action(env: &Env, given: &[(&str, &str)]) -> Output {
+pub(crate) fn run_action(env: &Env, given: &[(&str, &str)]) -> Output {
     let path_tail = std::env::var("PATH").unwrap_or_default();
     let action = action();
     let mut inputs = BTreeMap::new();
@@ -108,7 +108,7 @@ fn run_action(env: &Env, given: &[(&str, &str)]) -> Output {
 }
 
 /// Records session `fx`: the example client against the example server, behind mcptape.
-fn record_fixture(env: &Env) {
+pub(crate) fn record_fixture(env: &Env) {
     let client = bin()
         .parent()
         .expect("bin dir")
@@ -122,9 +122,9 @@ fn record_fixture(env: &Env) {
 }
 
 /// mcptape from PATH, plain text reports.
-const PLAIN: [(&str, &str); 2] = [("install", "none"), ("annotations", "false")];
+pub(crate) const PLAIN: [(&str, &str); 2] = [("install", "none"), ("annotations", "false")];
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

@@ -29,6 +29,7 @@ mod matrix;
 mod meta;
 mod npm;
 mod package;
+mod packaging_edges;
 mod precommit;
 mod progress;
 mod progress_bars;

@@ -60,14 +60,14 @@ fn root() -> PathBuf {
 
 /// A temporary npm project with both tarballs installed, and the npm settings that keep
 /// every later npm/npx command off the network.
-struct Project {
-    env: Env,
+pub(crate) struct Project {
+    pub(crate) env: Env,
     /// Accepts the connections of anyone who tries the registry: there must be none.
     registry: TcpListener,
 }
 
 impl Project {
-    fn install() -> Project {
+    pub(crate) fn install() -> Project {
         let env = Env::new();
         let registry = TcpListener::bind("127.0.0.1:0").expect("bind");
         registry.set_nonblocking(true).expect("nonblocking");
@@ -89,12 +89,12 @@ impl Project {
         project
     }
 
-    fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.env.path("agent")
     }
 
     /// `program` (npm, npx, node…) in the project, offline, with a private cache.
-    fn npm(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    pub(crate) fn npm(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let addr = self.registry.local_addr().expect("addr");
         let mut cmd = self.env.cmd(program);
         cmd.current_dir(self.dir())
@@ -265,11 +265,17 @@ fn child_of(launcher: u32) -> u32 {
 
 /// The installed launcher (`node_modules/.bin/mcptape`) in front of the example server,
 /// once it has answered `initialize`: the binary behind it is up.
-fn serving(project: &Project) -> (Proc, u32) {
+pub(crate) fn serving(project: &Project) -> (Proc, u32) {
+    serving_with(project, |_| {})
+}
+
+/// [`serving`], with the launcher's command changed by `adjust` first (its environment).
+pub(crate) fn serving_with(project: &Project, adjust: impl FnOnce(&mut Command)) -> (Proc, u32) {
     let launcher = project.dir().join("node_modules/.bin/mcptape");
     let mut cmd = project.npm(&launcher);
     cmd.args(["proxy", "--server", "example", "--"])
         .arg(example_server());
+    adjust(&mut cmd);
     let mut proc = Proc::spawn(&mut cmd);
     proc.send(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
