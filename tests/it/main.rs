@@ -45,3 +45,4 @@ mod term;
 mod torn;
 mod verify;
 mod verify_empty;
+mod verify_fixes;
