@@ -128,8 +128,8 @@ pub const EXITS: &[Exit] = &[
     Exit {
         code: Code::Is(EXIT_TAPE),
         commands: &["verify"],
-        meaning: "the run could not be completed (the server failed to start or went away, \
-                  the tape is unreadable)",
+        meaning: "the run could not be completed (the server failed to start, went away \
+                  or refused to initialize)",
     },
     Exit {
         code: Code::Is(EXIT_TIMEOUT),

@@ -30,7 +30,18 @@ impl cli::Redact {
         let mut dirty = false;
         let mut report = self.check.then(|| Report::new(self.format, self.strict));
         for session in &self.sessions {
-            let found = one(session, &redactor, report.as_mut())?;
+            let found = match one(session, &redactor, report.as_mut()) {
+                Ok(found) => found,
+                Err(e) => {
+                    // The json report is printed at the end: what was checked before the
+                    // error is not lost (text and github printed it already).
+                    if let Some(mut report) = report {
+                        report.failed(session, &e);
+                        report.finish()?;
+                    }
+                    return Err(e);
+                }
+            };
             dirty |= found.secrets > 0 || (self.strict && found.possible > 0);
         }
         if let Some(report) = report {

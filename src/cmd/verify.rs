@@ -24,7 +24,7 @@ use crate::error::{Error, ProcessError, Result, TapeError};
 use crate::framing::MAX_LINE_BYTES;
 use crate::matcher::{self, Glob};
 use crate::mode::{self};
-use crate::outcome::{self, Outcome};
+use crate::outcome::Outcome;
 use crate::process;
 use crate::redact::Redactor;
 use crate::tape::{Tape, safety, store};
@@ -35,13 +35,9 @@ impl cli::Verify {
     pub fn run(self) -> Result<Outcome> {
         let globs = matcher::parse_globs(&self.ignore).map_err(Error::Usage)?;
         let path = mode::session_path(&self.session)?;
-        let tape = match Tape::load_warning(&path) {
-            Ok(t) => t,
-            Err(e) => {
-                outcome::print(&e);
-                return Ok(Outcome::Unfinished);
-            }
-        };
+        // A tape that cannot be found or read is a usage error (exit 2), as for every
+        // command; exit 3 is for a run that could not be completed.
+        let tape = Tape::load_warning(&path)?;
         let server = choose_server(&tape, &path, self.server.as_ref())?;
         let progress = progress::verify_bar(&tape, &server);
         let opts = verify::Options {
@@ -52,6 +48,7 @@ impl cli::Verify {
             match_meta: self.match_meta,
             chains: verify::Chains::default(),
             progress,
+            redactor: Redactor::from_env(&|name| std::env::var(name).ok()).0,
         };
         let read_only = verify::read_only_tools(&tape, &server);
         let target = self.target()?;
@@ -59,7 +56,7 @@ impl cli::Verify {
         let found = play(&tape, &server, &target, &opts, &read_only)?;
         opts.progress.finish();
         warn_unused(&opts.ignore, &found.used);
-        let command = self.shown_command();
+        let command = self.shown_command(&opts.redactor);
         let (outcomes, problems, broken) = (&found.outcomes, &found.problems, found.broken);
         let paint = match &self.output {
             Some(_) => crate::style::Paint::of_file(),
@@ -72,7 +69,7 @@ impl cli::Verify {
             conns: &found.conns,
         };
         let report = report::render(self.format, paint, &ran, outcomes, problems);
-        let coverage = coverage::Coverage::of(outcomes);
+        let coverage = coverage::Coverage::of(outcomes, recorded_requests(&tape, &server), broken);
         let report = coverage::amend(self.format, report, &coverage);
         self.write_report(&report)?;
         if self.format != Format::Text && !problems.is_empty() {
@@ -116,8 +113,7 @@ impl cli::Verify {
     /// The server's command or URL as the report and the receipt show it: redacted like a
     /// tape's `$transport/start`, as both may be shared, and a command line or URL may
     /// carry a credential.
-    fn shown_command(&self) -> String {
-        let (redactor, _) = Redactor::from_env(&|name| std::env::var(name).ok());
+    fn shown_command(&self, redactor: &Redactor) -> String {
         let command = match &self.url {
             Some(url) => redactor.message(&json!(url).to_string()).into_owned(),
             None => redactor
@@ -261,6 +257,21 @@ fn play(
     });
     runtime.shutdown_background();
     Ok(found)
+}
+
+/// How many requests past the handshake the tape records for `server`: what a run that
+/// compared nothing is measured against.
+fn recorded_requests(tape: &Tape, server: &str) -> usize {
+    tape.connections()
+        .iter()
+        .filter(|c| c.server == server)
+        .flat_map(|c| c.entries.iter().map(|&i| &tape.entries[i]))
+        .filter(|e| {
+            e.meta.dir == crate::tape::Direction::Send
+                && e.message.kind() == crate::message::Kind::Request
+                && e.message.method() != Some("initialize")
+        })
+        .count()
 }
 
 /// Warns about each `--ignore` glob that removed nothing from any answer.

@@ -49,6 +49,9 @@ pub struct Run {
     /// The server went away on its own (closed its output, stopped reading): its exit
     /// status and last stderr lines are then a problem of the run.
     pub server_gone: bool,
+    /// How long the link took to close once asked: a server that was still there after
+    /// the stdin grace was stopped by a signal of ours, not of someone else's.
+    pub close_took: Duration,
 }
 
 /// How to verify.
@@ -68,6 +71,9 @@ pub struct Options {
     pub chains: player::mrtr::Chains,
     /// Counts each recorded request played (or skipped), for a person's progress bar.
     pub progress: crate::progress::Progress,
+    /// The rules the report's text from outside is redacted with (the server's command
+    /// line, its last stderr lines): a report may be shared, like a tape.
+    pub redactor: crate::redact::Redactor,
 }
 
 /// The tools the tape's recorded `tools/list` answers mark `readOnlyHint: true`.

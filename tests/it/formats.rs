@@ -53,10 +53,10 @@ fn verify_github_annotates_each_changed_call_at_its_tape_line() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let report = stdout(&out);
     let lines: Vec<&str> = report.lines().collect();
-    // The skip, the counts, and the warning that nothing was compared.
+    // The skip, the warning that nothing was compared, and the counts, last.
     assert_eq!(lines.len(), 3, "{report}");
     assert!(
-        lines[2].starts_with(
+        lines[1].starts_with(
             "::warning title=mcptape verify%3A nothing compared::nothing was compared: "
         ),
         "{report}"
@@ -69,7 +69,7 @@ fn verify_github_annotates_each_changed_call_at_its_tape_line() {
         "{report}"
     );
     assert_eq!(
-        lines[1],
+        lines[2],
         "::notice file=tapes/a%3Ab%2Cc.ndjson,title=mcptape verify::0 same, 0 changed, 1 skipped"
     );
     assert_one_line_each(&report);

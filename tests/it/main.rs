@@ -47,3 +47,4 @@ mod term;
 mod torn;
 mod verify;
 mod verify_empty;
+mod verify_fixes;

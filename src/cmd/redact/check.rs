@@ -3,7 +3,8 @@
 //! - `text`: `FILE:LINE: JSON.PATH (RULE)` per finding on stdout, the sums on stderr, tape
 //!   after tape;
 //! - `json`: one document on stdout once every tape is read, for scripts: `findings`
-//!   (`file`, `line`, `path`, `rule`, `possible`) and a `summary`;
+//!   (`file`, `line`, `path`, `rule`, `possible`) and a `summary` — printed too when a
+//!   tape cannot be read, with what was checked before it and the tape's `errors`;
 //! - `github`: a workflow command per finding ([`crate::github`]): `::error` at its file
 //!   and line, `::warning` for a possible secret (an `::error` with `--strict`), the sums
 //!   on stderr as with text.
@@ -173,6 +174,8 @@ pub(super) struct Report {
     /// For `json`: every tape's findings, printed at the end.
     all: Vec<Finding>,
     tapes: usize,
+    /// For `json`: the tape that could not be checked, and why (the run stops there).
+    errors: Vec<serde_json::Value>,
 }
 
 impl Report {
@@ -183,7 +186,16 @@ impl Report {
             strict,
             all: Vec::new(),
             tapes: 0,
+            errors: Vec::new(),
         }
+    }
+
+    /// Notes that the tape named `session` could not be checked, for the json document.
+    pub(super) fn failed(&mut self, session: &str, error: &Error) {
+        self.errors.push(json!({
+            "file": session,
+            "error": crate::error::chain(error),
+        }));
     }
 
     /// Reports one tape's findings (text and github at once, json at [`Self::finish`]).
@@ -220,7 +232,7 @@ impl Report {
         }
         let secrets = self.all.iter().filter(|f| !f.possible).count();
         let possible = self.all.len() - secrets;
-        let doc = json!({
+        let mut doc = json!({
             "findings": self.all,
             "summary": {
                 "tapes": self.tapes,
@@ -230,6 +242,9 @@ impl Report {
                 "clean": secrets == 0 && (possible == 0 || !self.strict),
             },
         });
+        if !self.errors.is_empty() {
+            doc["errors"] = serde_json::Value::Array(self.errors);
+        }
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{}", crate::term::json_pretty(&doc)).map_err(Error::Stdout)
     }

@@ -1,6 +1,8 @@
 //! What a verify run actually compared, said loudly when it is nothing: a run whose
 //! every request was skipped (a `mcptape call` tape without a `tools/list`, say) or that
 //! held no request past the handshake must not pass as a check that found nothing wrong.
+//! Why nothing was compared is told from the tape (how many requests it records) and the
+//! run (a server that failed to start or went away yields no outcome at all).
 //!
 //! The warning goes to stderr in every format, onto the text report's summary line, and
 //! into the JSON report as a last line of its own; `--fail-on-skip` turns any skipped
@@ -20,16 +22,24 @@ pub(super) struct Coverage {
     pub skipped: usize,
     /// Every recorded request reported.
     pub requests: usize,
+    /// The requests past the handshake the tape records for the server.
+    pub recorded: usize,
+    /// The run could not be completed (the server failed to start, went away, or refused
+    /// to initialize).
+    pub failed: bool,
 }
 
 impl Coverage {
-    /// The coverage of `outcomes`.
-    pub fn of(outcomes: &[Played]) -> Coverage {
+    /// The coverage of `outcomes`, of a tape recording `recorded` requests past the
+    /// handshake, in a run that `failed` or not.
+    pub fn of(outcomes: &[Played], recorded: usize, failed: bool) -> Coverage {
         let count = |f: fn(Class) -> bool| outcomes.iter().filter(|o| f(o.class)).count();
         Coverage {
             compared: count(|c| c == Class::Same || c.is_difference()),
             skipped: count(|c| c == Class::Skipped),
             requests: outcomes.len(),
+            recorded,
+            failed,
         }
     }
 
@@ -38,8 +48,22 @@ impl Coverage {
         if self.compared > 0 {
             return None;
         }
+        if self.recorded == 0 {
+            return Some(
+                "nothing was compared: the tape holds no request past the handshake".into(),
+            );
+        }
+        if self.failed {
+            return Some(format!(
+                "nothing was compared: the server failed (see the run's problems); the tape holds {}",
+                requests(self.recorded)
+            ));
+        }
         Some(match (self.requests, self.skipped) {
-            (0, _) => "nothing was compared: the tape holds no request past the handshake".into(),
+            (0, _) => format!(
+                "nothing was compared: none of {} was played",
+                requests(self.recorded)
+            ),
             (n, s) if s == n => format!(
                 "nothing was compared: {} skipped (a tools/call is played only when the tape's tools/list marks its tool readOnlyHint: true; --allow-writes plays the others)",
                 requests(n)
@@ -63,7 +87,8 @@ fn requests(n: usize) -> String {
 
 /// The report with the warning in it: appended to the text report's first line (its
 /// summary), or as a last JSON line `{"warning": …, "compared": 0, …}`. JUnit already
-/// counts its skipped cases; the github report gains a `::warning`.
+/// counts its skipped cases; the github report gains a `::warning` before its last line,
+/// the `::notice` with the counts.
 pub(super) fn amend(format: Format, report: String, coverage: &Coverage) -> String {
     let Some(warning) = coverage.warning() else {
         return report;
@@ -86,7 +111,15 @@ pub(super) fn amend(format: Format, report: String, coverage: &Coverage) -> Stri
         Format::Github => {
             let note = crate::github::Annotation::new(crate::github::Level::Warning, warning)
                 .titled("mcptape verify: nothing compared");
-            format!("{report}{note}\n")
+            // The `::notice` with the counts stays last.
+            let body = report.strip_suffix('\n').unwrap_or(&report);
+            match body.rsplit_once('\n') {
+                Some((before, last)) if last.starts_with("::notice") => {
+                    format!("{before}\n{note}\n{last}\n")
+                }
+                None if body.starts_with("::notice") => format!("{note}\n{body}\n"),
+                _ => format!("{report}{note}\n"),
+            }
         }
     }
 }
@@ -100,7 +133,36 @@ mod tests {
             compared,
             skipped,
             requests,
+            recorded: requests,
+            failed: false,
         }
+    }
+
+    #[test]
+    fn a_failed_server_is_the_reason_and_not_an_empty_tape() {
+        let failed = Coverage {
+            failed: true,
+            recorded: 4,
+            ..cov(0, 0, 0)
+        };
+        assert_eq!(
+            failed.warning().as_deref(),
+            Some(
+                "nothing was compared: the server failed (see the run's problems); the tape holds 4 recorded requests"
+            )
+        );
+    }
+
+    #[test]
+    fn the_github_warning_comes_before_the_notice_with_the_counts() {
+        let report = "::warning file=t::skipped\n::notice file=t::0 same\n".to_owned();
+        let out = amend(Format::Github, report, &cov(0, 1, 1));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert!(lines[1].starts_with("::warning") && lines[1].contains("nothing compared"));
+        assert!(lines[2].starts_with("::notice"), "{out}");
+        let only = amend(Format::Github, "::notice::0 same\n".into(), &cov(0, 0, 0));
+        assert!(only.ends_with("\n::notice::0 same\n"), "{only}");
     }
 
     #[test]

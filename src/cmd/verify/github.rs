@@ -2,7 +2,8 @@
 //!
 //! An `::error` per call that changed, errors now, stopped erroring or could not be
 //! played, at the tape line of its recorded request; a `::warning` per skipped call; an
-//! `::error` per problem of the run; and a `::notice` with the counts, last.
+//! `::error` per problem of the run; and a `::notice` with the counts, last (the
+//! `::warning` that nothing was compared goes before it: [`super::coverage::amend`]).
 
 use std::path::Path;
 

@@ -1,27 +1,30 @@
 //! Why a live server went away: its exit status (or the signal that killed it) and the
 //! last lines of its stderr, for the problem a verify run reports instead of only "closed
 //! its output".
+//!
+//! A server that closed its output (or stopped reading) but did not exit is stopped by
+//! mcptape the MCP way ([`crate::process`]): the signal that then ends it is ours, and is
+//! said to be. The stderr lines are redacted with the run's rules, as the server's command
+//! line is: a report may be shared, and a server may print a credential.
+
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use crate::process::Tail;
+use crate::process::{SIGTERM_GRACE, STDIN_CLOSE_GRACE, Tail};
+use crate::redact::Redactor;
 use crate::upstream::Closed;
 
 /// The problem of a server that closed its output or stopped reading before the tape was
-/// played: how it ended, then its last stderr lines, one per line (escaped where printed).
-pub(super) async fn said(closed: &Closed, tail: Option<&mut Tail>) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    let ended = match closed {
-        Closed::Exited(status) => match (status.code(), status.signal()) {
-            (Some(code), _) => format!("the server exited with status {code}"),
-            (None, Some(sig)) => match Signal::try_from(sig) {
-                Ok(name) => format!("the server was killed by signal {sig} ({name})"),
-                Err(_) => format!("the server was killed by signal {sig}"),
-            },
-            (None, None) => "the server ended".to_owned(),
-        },
-        _ => "the server ended".to_owned(),
-    };
+/// played: how it ended (`took`: how long the link took to close once asked), then its
+/// last stderr lines, one per line (redacted with `redactor`, escaped where printed).
+pub(super) async fn said(
+    closed: &Closed,
+    took: Duration,
+    tail: Option<&mut Tail>,
+    redactor: &Redactor,
+) -> String {
+    let ended = ended(closed, took);
     let Some(tail) = tail else {
         return ended;
     };
@@ -39,9 +42,69 @@ pub(super) async fn said(closed: &Closed, tail: Option<&mut Tail>) -> String {
             );
             for line in lines {
                 out.push_str("\n  ");
-                out.push_str(&line);
+                out.push_str(&redacted(redactor, &line));
             }
             out
         }
+    }
+}
+
+/// How the server ended: its exit status, the signal that killed it, or mcptape's stop.
+fn ended(closed: &Closed, took: Duration) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let Closed::Exited(status) = closed else {
+        return "the server ended".to_owned();
+    };
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the server exited with status {code}"),
+        (None, Some(sig)) => match Signal::try_from(sig) {
+            // Still there after the grace: the signal is the one mcptape sent to stop it.
+            Ok(Signal::SIGTERM) if took >= STDIN_CLOSE_GRACE => format!(
+                "the server did not exit by itself: it was stopped by mcptape (SIGTERM) after the {}s grace",
+                STDIN_CLOSE_GRACE.as_secs()
+            ),
+            Ok(Signal::SIGKILL) if took >= STDIN_CLOSE_GRACE + SIGTERM_GRACE => format!(
+                "the server did not exit by itself, nor on SIGTERM: it was stopped by mcptape (SIGKILL) after the {}s graces",
+                (STDIN_CLOSE_GRACE + SIGTERM_GRACE).as_secs()
+            ),
+            Ok(name) => format!("the server was killed by signal {sig} ({name})"),
+            Err(_) => format!("the server was killed by signal {sig}"),
+        },
+        (None, None) => "the server ended".to_owned(),
+    }
+}
+
+/// One line of the server's stderr with its secrets replaced: the rules of a JSON string,
+/// as the command line's.
+fn redacted(redactor: &Redactor, line: &str) -> String {
+    let quoted = serde_json::Value::from(line).to_string();
+    let done = redactor.message(&quoted);
+    serde_json::from_str::<String>(&done).unwrap_or_else(|_| done.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn a_sigterm_after_the_grace_is_mcptapes_and_one_before_it_is_not() {
+        let termed = Closed::Exited(std::process::ExitStatus::from_raw(15));
+        assert!(
+            ended(&termed, STDIN_CLOSE_GRACE).contains("stopped by mcptape (SIGTERM)"),
+            "{}",
+            ended(&termed, STDIN_CLOSE_GRACE)
+        );
+        assert_eq!(
+            ended(&termed, Duration::ZERO),
+            "the server was killed by signal 15 (SIGTERM)"
+        );
+    }
+
+    #[test]
+    fn a_stderr_line_is_redacted_like_the_command_line() {
+        let r = Redactor::new(&["hunter2-secret-value".to_owned()]);
+        let line = redacted(&r, "auth \"failed\" for hunter2-secret-value");
+        assert_eq!(line, "auth \"failed\" for [REDACTED]");
     }
 }

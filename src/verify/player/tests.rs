@@ -76,6 +76,7 @@ fn options() -> Options {
         match_meta: false,
         chains: Default::default(),
         progress: Default::default(),
+        redactor: crate::redact::Redactor::new(&[]),
     }
 }
 
