@@ -12,6 +12,7 @@ mod colour;
 mod deep;
 mod exit;
 mod files;
+mod fixes_c;
 mod formats;
 mod front_edges;
 mod front_order;
