@@ -3,7 +3,11 @@
 //!
 //! `mcptape record demo python agent.py` reads `python` as an unexpected argument. The
 //! hint is given only when the same line with `--` put before that argument parses, so it
-//! never proposes a line that clap would refuse too; it shows that corrected line.
+//! never proposes a line that clap would refuse too; it shows that corrected line, each
+//! word quoted for a POSIX shell where it needs it ([`crate::cmd::shell_words`]).
+//!
+//! clap quotes the arguments it refuses as they are: [`escaped_refusal`] has it word the
+//! same refusal for the arguments escaped, so no control character reaches the terminal.
 
 use std::ffi::OsString;
 
