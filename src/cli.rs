@@ -366,7 +366,8 @@ pub struct Servers {
     #[allow(missing_docs)]
     pub config: ConfigArg,
     /// Print the servers as JSON (name, transport, command and args or url, cwd, the
-    /// config file; of `env` and `headers` only the names, never the values).
+    /// config file; of `env` and `headers` only the names, never the values). Both outputs
+    /// show a credential in a command line or URL as `[REDACTED]`.
     #[arg(long)]
     pub json: bool,
 }

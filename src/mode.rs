@@ -93,7 +93,9 @@ impl ModeEnv {
     /// What a recording into `tape` made under this environment redacts, and how big the
     /// tape may grow. Its warnings (no redaction, naming the tape; `MCPTAPE_REDACT`
     /// problems) are printed once: by the `record` parent, not again by the proxies under
-    /// it (they have its `MCPTAPE_REPORT`) unless a proxy's own `--no-redact` says more.
+    /// it that record into its tape (they have its `MCPTAPE_REPORT`, and its tape in
+    /// `MCPTAPE_RECORD`) unless a proxy's own `--no-redact` says more. Anything else (a
+    /// `call --record` under `replay`, or into another tape) warns for itself.
     pub fn recording(&self, no_redact: bool, tape: &Path) -> Recording {
         let (redactor, mut warnings) = if no_redact {
             (Redactor::off(), Vec::new())
@@ -112,7 +114,11 @@ impl ModeEnv {
                 tape.display()
             )];
         }
-        let parent_said = self.get(ENV_REPORT).is_some() && !no_redact;
+        // A `record` parent gives its proxies its report directory and its tape's
+        // absolute path; `replay` gives a report directory too, and warned of nothing.
+        let parent_said = !no_redact
+            && self.get(ENV_REPORT).is_some()
+            && self.get(ENV_RECORD).is_some_and(|t| Path::new(t) == tape);
         if self.source == Source::Own && !parent_said {
             for w in warnings {
                 crate::term::eprintln_escaped!("mcptape: warning: {w}");
@@ -147,7 +153,7 @@ impl ModeEnv {
 
 /// The tape a SESSION argument names, in our own `MCPTAPE_HOME` and working directory.
 pub fn session_path(arg: &str) -> Result<PathBuf> {
-    let own = own();
+    let own = own()?;
     let home = store::home(own.get(ENV_HOME))?;
     Ok(store::resolve(arg, &home, &own.cwd)?)
 }
@@ -164,25 +170,36 @@ pub fn check_server_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Our own `MCPTAPE_*` variables.
-pub fn own() -> ModeEnv {
-    ModeEnv {
-        vars: std::env::vars()
-            .filter(|(k, _)| k.starts_with("MCPTAPE_"))
-            .collect(),
+/// Our own `MCPTAPE_*` variables. Other variables may hold any bytes and are not read
+/// here; one of ours whose value is not UTF-8 is a usage error that names it.
+pub fn own() -> Result<ModeEnv> {
+    let mut vars = HashMap::new();
+    for (key, value) in std::env::vars_os() {
+        let Some(key) = key.to_str().filter(|k| k.starts_with("MCPTAPE_")) else {
+            continue;
+        };
+        let value = value.into_string().map_err(|raw| {
+            Error::Usage(format!(
+                "environment variable `{key}` is not valid UTF-8 ({raw:?})"
+            ))
+        })?;
+        vars.insert(key.to_owned(), value);
+    }
+    Ok(ModeEnv {
+        vars,
         source: Source::Own,
         cwd: std::env::current_dir().unwrap_or_default(),
-    }
+    })
 }
 
 /// The environment that decides the mode: our own when it names one, else the nearest
 /// ancestor's that does (Linux), else our own (which then means passthrough).
-pub fn find() -> ModeEnv {
-    let mine = own();
+pub fn find() -> Result<ModeEnv> {
+    let mine = own()?;
     if mine.decides() {
-        return mine;
+        return Ok(mine);
     }
-    ancestors().find(ModeEnv::decides).unwrap_or(mine)
+    Ok(ancestors().find(ModeEnv::decides).unwrap_or(mine))
 }
 
 /// Our ancestors' environments, nearest first, as far as they can be read.
@@ -402,7 +419,7 @@ pub fn decide(
     no_redact: bool,
     server: &str,
 ) -> Result<Mode> {
-    let own = own();
+    let own = own()?;
     match (record, replay) {
         (Some(_), Some(_)) => {
             return Err(Error::Usage(
@@ -430,7 +447,7 @@ pub fn decide(
         }
         (None, None) => {}
     }
-    let env = find();
+    let env = find()?;
     if !env.covers(server) {
         return Ok(Mode::Passthrough);
     }

@@ -151,10 +151,15 @@ pub fn parse_failed(err: clap::Error) -> Result<Outcome, Error> {
     crate::style::init(crate::style::scan_args(std::env::args_os()));
     if err.use_stderr() {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        // clap reads some `MCPTAPE_*` variables as flags' values and then says only
+        // "invalid UTF-8": name the variable.
+        if err.kind() == clap::error::ErrorKind::InvalidUtf8 {
+            crate::mode::own()?;
+        }
         if let Some(hint) = crate::usage::missing_dashdash(&args, &err) {
             return Err(Error::Usage(hint));
         }
-        return Err(Error::Cli(err));
+        return Err(Error::Cli(crate::usage::escaped_refusal(&args, err)));
     }
     crate::style::print_clap(&err);
     Ok(Outcome::Help)

@@ -220,6 +220,22 @@ impl Redactor {
         out
     }
 
+    /// A command line or URL as a tape's `$transport/start` shows it, for a report or a
+    /// listing that may be shared: [`Redactor::argv`], then the string rules (`--token=X`,
+    /// `user:password@`, credential URL parameters, known key shapes, the
+    /// `MCPTAPE_REDACT` values).
+    pub fn shown(&self, text: &str) -> String {
+        let quoted = serde_json::Value::from(text).to_string();
+        let redacted = self.message(&quoted);
+        serde_json::from_str::<String>(&redacted).unwrap_or_else(|_| redacted.into_owned())
+    }
+
+    /// A command line as [`Redactor::shown`] shows it, one word at a time (the program
+    /// first).
+    pub fn shown_argv(&self, argv: &[String]) -> Vec<String> {
+        self.argv(argv).iter().map(|w| self.shown(w)).collect()
+    }
+
     /// The message with its secrets replaced; borrowed when there were none.
     pub fn message<'a>(&self, text: &'a str) -> Cow<'a, str> {
         if self.off {

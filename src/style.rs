@@ -210,6 +210,13 @@ pub fn scan_args(args: impl IntoIterator<Item = OsString>) -> ColorWhen {
 }
 
 /// Prints clap's help, version or error on the stream clap meant, coloured as decided.
+///
+/// clap quotes the command line in its errors as given, so its text is escaped
+/// ([`crate::term::block`]: every control and bidi character but `\n` and `\t`). clap's
+/// own SGR codes cannot be told from a quoted argument's once rendered, so an error that
+/// quotes such a character is printed escaped and without colour
+/// ([`crate::outcome::parse_failed`] first asks clap again with the arguments escaped,
+/// which keeps the colour).
 pub fn print_clap(err: &clap::Error) {
     let (stream, paint) = if err.use_stderr() {
         (Stream::Stderr, Paint::of(Stream::Stderr))
@@ -217,10 +224,11 @@ pub fn print_clap(err: &clap::Error) {
         (Stream::Stdout, Paint::of(Stream::Stdout))
     };
     let styled = err.render();
-    let text = if paint.is_on() {
+    let plain = styled.to_string();
+    let text = if paint.is_on() && !plain.chars().any(crate::term::is_dangerous) {
         styled.ansi().to_string()
     } else {
-        styled.to_string()
+        crate::term::block(&plain).into_owned()
     };
     let _ = match stream {
         Stream::Stdout => std::io::stdout().lock().write_all(text.as_bytes()),

@@ -3,7 +3,11 @@
 //!
 //! `mcptape record demo python agent.py` reads `python` as an unexpected argument. The
 //! hint is given only when the same line with `--` put before that argument parses, so it
-//! never proposes a line that clap would refuse too; it shows that corrected line.
+//! never proposes a line that clap would refuse too; it shows that corrected line, each
+//! word quoted for a POSIX shell where it needs it ([`crate::cmd::shell_words`]).
+//!
+//! clap quotes the arguments it refuses as they are: [`escaped_refusal`] has it word the
+//! same refusal for the arguments escaped, so no control character reaches the terminal.
 
 use std::ffi::OsString;
 
@@ -31,8 +35,7 @@ pub fn missing_dashdash(args: &[OsString], err: &clap::Error) -> Option<String> 
     }
     // Already past a `--`: nothing to put before it.
     let dashdash = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    // mcptape has no global options: the subcommand is the first argument.
-    let sub = 1;
+    let sub = subcommand_at(args);
     if !WRAPPING
         .iter()
         .any(|w| args.get(sub).is_some_and(|a| a == w))
@@ -56,8 +59,49 @@ pub fn missing_dashdash(args: &[OsString], err: &clap::Error) -> Option<String> 
     Some(format!(
         "`{found}` is not an argument of `mcptape {}`: put `--` before the command it runs: `{}`",
         args[sub].to_string_lossy(),
-        crate::process::display(&shown)
+        crate::cmd::shell_words(&shown)
     ))
+}
+
+/// clap's refusal of `args` as clap would word it for the same line with each argument's
+/// control and bidi characters escaped ([`crate::term::line`]), so that its text quotes
+/// none raw and can keep its colour; `err` itself when nothing needed escaping or the
+/// escaped line is refused differently (then [`crate::style::print_clap`] escapes it).
+pub fn escaped_refusal(args: &[OsString], err: clap::Error) -> clap::Error {
+    let dangerous = |a: &OsString| {
+        a.to_str()
+            .is_some_and(|a| a.chars().any(crate::term::is_dangerous) || a.contains(['\n', '\t']))
+    };
+    if !args.iter().any(dangerous) {
+        return err;
+    }
+    let escaped: Vec<OsString> = args
+        .iter()
+        .map(|a| match a.to_str() {
+            Some(s) => OsString::from(crate::term::line(s).into_owned()),
+            None => a.clone(),
+        })
+        .collect();
+    match Cli::try_parse_from(&escaped) {
+        Err(again) if again.kind() == err.kind() => again,
+        _ => err,
+    }
+}
+
+/// Where the subcommand is: the first argument that is not a global option (`--color
+/// WHEN`, `--color=WHEN`) or its value.
+fn subcommand_at(args: &[OsString]) -> usize {
+    let mut at = 1;
+    while let Some(arg) = args.get(at) {
+        if arg == "--color" {
+            at += 2;
+        } else if arg.to_str().is_some_and(|a| a.starts_with("--color=")) {
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    at
 }
 
 #[cfg(test)]
@@ -88,6 +132,16 @@ mod tests {
         assert!(h.contains("mcptape verify demo -- ./server"), "{h}");
         let h = hint("mcptape replay demo npm test").expect("a hint");
         assert!(h.contains("mcptape replay demo -- npm test"), "{h}");
+        let h = hint("mcptape --color never record demo python agent.py").expect("a hint");
+        assert!(
+            h.contains("`mcptape --color never record demo -- python agent.py`"),
+            "{h}"
+        );
+        let h = hint("mcptape --color=always record demo python agent.py").expect("a hint");
+        assert!(
+            h.contains("`mcptape --color=always record demo -- python agent.py`"),
+            "{h}"
+        );
     }
 
     #[test]

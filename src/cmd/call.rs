@@ -89,7 +89,7 @@ pub(crate) struct Conversation<'a> {
 
 impl Conversation<'_> {
     fn load_config(&self) -> Result<Config> {
-        let own = mode::own();
+        let own = mode::own()?;
         let home = store::home(own.get(ENV_HOME))?;
         let path = config::locate(self.config, None, &own.cwd, &home)?;
         Ok(Config::load(&path)?)

@@ -17,7 +17,7 @@ use crate::tape::{Census, store};
 impl cli::List {
     /// Prints one line (or JSON object) per tape.
     pub fn run(self) -> Result<Outcome> {
-        let home = store::home(mode::own().get(ENV_HOME))?;
+        let home = store::home(mode::own()?.get(ENV_HOME))?;
         let mut rows = Vec::new();
         for listed in store::list(&home)? {
             let size = std::fs::metadata(&listed.path)

@@ -75,9 +75,37 @@ pub fn shell_quote(value: &str) -> String {
     out
 }
 
+/// A command line for a POSIX shell to read back word for word: each word as it is when
+/// it holds only characters no shell treats specially (letters, digits, `_@%+=:,./-`),
+/// else quoted with [`shell_quote`] (so `a;b`, `$HOME`, a quote or a space stay one
+/// literal word).
+pub fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_alphanumeric() || "_@%+=:,./-".contains(c));
+            if plain { w.clone() } else { shell_quote(w) }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::shell_quote;
+    use super::{shell_quote, shell_words};
+
+    #[test]
+    fn a_command_line_reads_back_word_for_word() {
+        let words: Vec<String> = ["python", "-c", "a;b", "$HOME", "it's", "a b", "", "x=1,y"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            shell_words(&words),
+            r"python -c 'a;b' '$HOME' 'it'\''s' 'a b' '' x=1,y"
+        );
+    }
 
     #[test]
     fn exported_values_are_exact_and_never_drive_a_terminal() {

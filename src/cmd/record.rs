@@ -61,7 +61,7 @@ impl cli::Record {
             cmd.env(ENV_NO_REDACT, "1");
         }
         // Say once, here, what the proxies' redaction will be.
-        let _ = mode::own().recording(self.no_redact, &tape);
+        let _ = mode::own()?.recording(self.no_redact, &tape);
         if servers.is_empty() {
             cmd.env_remove(ENV_SERVERS);
         } else {
@@ -97,7 +97,7 @@ fn say_where_exports_record(tape: &Path, session: &str) {
              the old tape as .prev",
             tape.display(),
             meta.len(),
-            crate::process::display(&[session.to_owned()])
+            super::shell_words(&[session.to_owned()])
         ),
         _ => crate::term::eprintln_escaped!(
             "mcptape: the first proxy that records with these variables creates `{}`",

@@ -2,7 +2,11 @@
 //! comes from. For people an aligned table ([`crate::table`]); `--json` for programs.
 //!
 //! Neither ever shows the values of a server's `env` or `headers` (they hold API keys
-//! and tokens): `--json` names them, the table leaves them out.
+//! and tokens): `--json` names them, the table leaves them out. A command line or URL may
+//! carry a credential too: both show them redacted as `verify` shows its server's
+//! ([`Redactor::shown`]: the value after a credential-named flag, `user:password@`,
+//! credential URL parameters, known key shapes, the `MCPTAPE_REDACT` values), whatever
+//! `MCPTAPE_NO_REDACT` says (it is about recording, and this is not one).
 
 use std::io::Write;
 
@@ -14,20 +18,29 @@ use crate::error::{Error, Result};
 use crate::mode::{self, ENV_HOME};
 use crate::outcome::Outcome;
 use crate::process;
+use crate::redact::{ENV_NO_REDACT, Redactor};
 use crate::table::{Align, Table};
 use crate::tape::store;
 
 impl cli::Servers {
     /// Prints the servers as a table, or as JSON.
     pub fn run(self) -> Result<Outcome> {
-        let own = mode::own();
+        let own = mode::own()?;
         let home = store::home(own.get(ENV_HOME))?;
         let path = config::locate(self.config.config.as_deref(), None, &own.cwd, &home)?;
         let config = Config::load(&path)?;
+        let (redactor, _) = Redactor::from_env(&|name| {
+            (name != ENV_NO_REDACT)
+                .then(|| std::env::var(name).ok())
+                .flatten()
+        });
         let text = if self.json {
-            format!("{}\n", crate::term::json_pretty(&document(&config)))
+            format!(
+                "{}\n",
+                crate::term::json_pretty(&document(&config, &redactor))
+            )
         } else {
-            table(&config)
+            table(&config, &redactor)
         };
         std::io::stdout()
             .lock()
@@ -46,7 +59,7 @@ fn transport(entry: &ServerEntry) -> &'static str {
 }
 
 /// The file's name, then `NAME  TRANSPORT  CWD  COMMAND OR URL`, aligned.
-fn table(config: &Config) -> String {
+fn table(config: &Config, redactor: &Redactor) -> String {
     let mut text = format!(
         "servers of `{}` (key `{}`):\n",
         crate::term::line(&config.path.display().to_string()),
@@ -60,8 +73,8 @@ fn table(config: &Config) -> String {
     ]);
     for (name, entry) in &config.servers {
         let how = match (&entry.command, &entry.url) {
-            (Some(_), _) => process::display(&entry.argv()),
-            (None, Some(url)) => url.clone(),
+            (Some(_), _) => process::display(&redactor.shown_argv(&entry.argv())),
+            (None, Some(url)) => redactor.shown(url),
             (None, None) => String::new(),
         };
         let cwd = entry
@@ -76,7 +89,7 @@ fn table(config: &Config) -> String {
 
 /// `servers --json`: the file, its key, and each server with the names (never the
 /// values) of its variables and headers.
-fn document(config: &Config) -> Value {
+fn document(config: &Config, redactor: &Redactor) -> Value {
     let file = config.path.display().to_string();
     let servers: Vec<Value> = config
         .servers
@@ -85,12 +98,18 @@ fn document(config: &Config) -> Value {
             let names = |pairs: &[(String, String)]| -> Vec<String> {
                 pairs.iter().map(|(n, _)| n.clone()).collect()
             };
+            // The program first, so that an argument after it is read as a flag's value.
+            let argv = redactor.shown_argv(&entry.argv());
+            let (command, args) = match &entry.command {
+                Some(_) => (argv.first().cloned(), argv.get(1..).unwrap_or_default()),
+                None => (None, &argv[..]),
+            };
             json!({
                 "name": name,
                 "transport": transport(entry),
-                "command": entry.command,
-                "args": entry.args,
-                "url": entry.url,
+                "command": command,
+                "args": args,
+                "url": entry.url.as_deref().map(|u| redactor.shown(u)),
                 "cwd": entry.cwd.as_ref().map(|c| c.display().to_string()),
                 "env": names(&entry.env),
                 "headers": names(&entry.headers),

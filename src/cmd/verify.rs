@@ -17,8 +17,6 @@ use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-use serde_json::json;
-
 use crate::cli::{self, Format};
 use crate::error::{Error, ProcessError, Result, TapeError};
 use crate::framing::MAX_LINE_BYTES;
@@ -114,13 +112,10 @@ impl cli::Verify {
     /// tape's `$transport/start`, as both may be shared, and a command line or URL may
     /// carry a credential.
     fn shown_command(&self, redactor: &Redactor) -> String {
-        let command = match &self.url {
-            Some(url) => redactor.message(&json!(url).to_string()).into_owned(),
-            None => redactor
-                .message(&json!(process::display(&redactor.argv(&self.command))).to_string())
-                .into_owned(),
-        };
-        serde_json::from_str::<String>(&command).unwrap_or(command)
+        match &self.url {
+            Some(url) => redactor.shown(url),
+            None => redactor.shown(&process::display(&redactor.argv(&self.command))),
+        }
     }
 
     /// Writes the report to `--output`, or to stdout.

@@ -13,6 +13,7 @@ mod deep;
 mod exit;
 mod files;
 mod first_hour;
+mod fixes_c;
 mod formats;
 mod front_edges;
 mod front_order;
