@@ -352,28 +352,7 @@ fn concerns(commands: &[&str], command: Option<&str>) -> bool {
 /// The exit lines: one per code; at the top level each meaning names its commands.
 fn exit_lines(command: Option<&str>) -> String {
     let mut out = String::new();
-    let mut codes: Vec<Code> = Vec::new();
-    for e in EXITS {
-        if !codes.contains(&e.code) {
-            codes.push(e.code);
-        }
-    }
-    for code in codes {
-        let meanings: Vec<String> = EXITS
-            .iter()
-            .filter(|e| e.code == code && concerns(e.commands, command))
-            .map(|e| match (command, e.commands) {
-                (Some(_), _) | (None, []) => e.meaning.to_owned(),
-                // `redact --check: …`, `proxy --replay: …`
-                (None, cmds) if e.meaning.starts_with("--") => {
-                    format!("{} {}", cmds.join(", "), e.meaning)
-                }
-                (None, cmds) => format!("{}: {}", cmds.join(", "), e.meaning),
-            })
-            .collect();
-        if meanings.is_empty() {
-            continue;
-        }
+    for (code, meanings) in exit_meanings(command) {
         let head = format!("  {code}");
         out.push_str(
             &wrap(&meanings.join("; "), EXIT_COLUMN, head.len()).replacen(
@@ -382,6 +361,47 @@ fn exit_lines(command: Option<&str>) -> String {
                 1,
             ),
         );
+    }
+    out
+}
+
+/// What each code means for `command` (every command's meaning, each naming its
+/// commands, at the top level), in the table's order; codes that mean nothing for it are
+/// left out.
+fn exit_meanings(command: Option<&str>) -> Vec<(Code, Vec<String>)> {
+    let mut codes: Vec<Code> = Vec::new();
+    for e in EXITS {
+        if !codes.contains(&e.code) {
+            codes.push(e.code);
+        }
+    }
+    codes
+        .into_iter()
+        .map(|code| {
+            let meanings: Vec<String> = EXITS
+                .iter()
+                .filter(|e| e.code == code && concerns(e.commands, command))
+                .map(|e| match (command, e.commands) {
+                    (Some(_), _) | (None, []) => e.meaning.to_owned(),
+                    // `redact --check: …`, `proxy --replay: …`
+                    (None, cmds) if e.meaning.starts_with("--") => {
+                        format!("{} {}", cmds.join(", "), e.meaning)
+                    }
+                    (None, cmds) => format!("{}: {}", cmds.join(", "), e.meaning),
+                })
+                .collect();
+            (code, meanings)
+        })
+        .filter(|(_, meanings)| !meanings.is_empty())
+        .collect()
+}
+
+/// The exit-status table of docs/reference.md, as its Markdown rows: made from the same
+/// table as `--help`'s lists (a test keeps the page equal to it).
+pub fn exit_markdown() -> String {
+    let mut out = String::from("| status | meaning |\n| --- | --- |\n");
+    for (code, meanings) in exit_meanings(None) {
+        out.push_str(&format!("| {code} | {} |\n", meanings.join("; ")));
     }
     out
 }

@@ -110,3 +110,21 @@ fn the_top_level_shows_everything_and_a_subcommand_its_own() {
     assert!(call.starts_with("Notes first.\n\nExit status:\n"), "{call}");
     assert!(call.contains("  124  no answer within --timeout"), "{call}");
 }
+
+/// docs/reference.md's exit-status table is [`exit_markdown`], word for word
+/// (`UPDATE_GOLDEN=1` rewrites it).
+#[test]
+fn the_pages_exit_table_is_the_helps_table() {
+    let path = root().join("docs/reference.md");
+    let doc = std::fs::read_to_string(&path).expect("reference.md");
+    let start = doc.find("### Exit status").expect("heading");
+    let table = start + doc[start..].find("| status | meaning |").expect("the table");
+    let end = table + doc[table..].find("\n\n").expect("the table's end") + 1;
+    let want = exit_markdown();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        let updated = format!("{}{want}{}", &doc[..table], &doc[end..]);
+        std::fs::write(&path, updated).expect("rewrite reference.md");
+        return;
+    }
+    similar_asserts::assert_eq!(&doc[table..end], want.as_str());
+}
