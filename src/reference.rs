@@ -398,6 +398,7 @@ fn exit_meanings(command: Option<&str>) -> Vec<(Code, Vec<String>)> {
 
 /// The exit-status table of docs/reference.md, as its Markdown rows: made from the same
 /// table as `--help`'s lists (a test keeps the page equal to it).
+#[cfg(test)]
 pub fn exit_markdown() -> String {
     let mut out = String::from("| status | meaning |\n| --- | --- |\n");
     for (code, meanings) in exit_meanings(None) {

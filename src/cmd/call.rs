@@ -452,7 +452,12 @@ impl cli::Call {
             .target
             .split_once('.')
             .filter(|(s, t)| !s.is_empty() && !t.is_empty())
-            .ok_or_else(|| Error::Usage(format!("`{}` is not SERVER.TOOL", self.target)))?;
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "`{}` is not SERVER.TOOL (`mcptape tools {}` lists the server's tools)",
+                    self.target, self.target
+                ))
+            })?;
         let args = arguments(self.args_json.as_deref(), &self.arguments)?;
         let conversation = self.client.conversation(server);
         let output = self.output;

@@ -163,7 +163,13 @@ impl Pass {
             }
         };
         match self {
-            Pass::Check(checked) => checked.entry(path, line.number, redactor, &message),
+            Pass::Check(checked) => checked.entry(
+                path,
+                line.number,
+                redactor,
+                &message,
+                meta.dir == Direction::Lifecycle,
+            ),
             Pass::Rewrite(rewrite) => rewrite.entry(reader, line, redactor, &meta, &message)?,
         }
         Ok(())

@@ -118,7 +118,10 @@ fn the_pages_exit_table_is_the_helps_table() {
     let path = root().join("docs/reference.md");
     let doc = std::fs::read_to_string(&path).expect("reference.md");
     let start = doc.find("### Exit status").expect("heading");
-    let table = start + doc[start..].find("| status | meaning |").expect("the table");
+    let table = start
+        + doc[start..]
+            .find("| status | meaning |")
+            .expect("the table");
     let end = table + doc[table..].find("\n\n").expect("the table's end") + 1;
     let want = exit_markdown();
     if std::env::var_os("UPDATE_GOLDEN").is_some() {

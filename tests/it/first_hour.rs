@@ -78,3 +78,30 @@ fn short_help_is_short_and_long_help_has_the_lists() {
     let bare = run(env.mcptape(Vec::<&str>::new()));
     assert!(!text(&bare).contains("Exit status:"), "{}", text(&bare));
 }
+
+#[test]
+fn redact_check_fails_a_tape_recorded_with_no_redact_until_it_is_redacted() {
+    let env = Env::new();
+    let config = env.path("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(&config, doc.to_string()).expect("write config");
+    let out = run(env
+        .mcptape(["record", "nr", "--no-redact", "--"])
+        .arg(bin())
+        .args(["call", "example.echo", "message:hi", "--config"])
+        .arg(&config));
+    assert!(out.status.success(), "{}", text(&out));
+
+    let check = run(env.mcptape(["redact", "--check", "nr"]));
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    assert!(
+        String::from_utf8_lossy(&check.stdout)
+            .contains(":1: params.redaction (recorded with --no-redact"),
+        "{}",
+        text(&check)
+    );
+    let out = run(env.mcptape(["redact", "nr"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let check = run(env.mcptape(["redact", "--check", "nr"]));
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+}

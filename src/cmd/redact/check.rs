@@ -140,8 +140,26 @@ impl Checked {
     }
 
     /// The values of an entry that the rules call secrets, then the possible secrets
-    /// among the rest.
-    pub(super) fn entry(&mut self, path: &Path, number: usize, redactor: &Redactor, message: &str) {
+    /// among the rest; and a lifecycle entry's mark of a recording made with `--no-redact`
+    /// (`params.redaction: "off"`), which fails the check too: the rules' shapes are all
+    /// `--check` can see, and such a tape kept everything else as it was.
+    pub(super) fn entry(
+        &mut self,
+        path: &Path,
+        number: usize,
+        redactor: &Redactor,
+        message: &str,
+        lifecycle: bool,
+    ) {
+        if lifecycle
+            && crate::message::raw_member(message, &["params", "redaction"]) == Some("\"off\"")
+        {
+            let what = What::Secret {
+                path: "params.redaction".to_owned(),
+                rule: "recorded with --no-redact: nothing here was redacted".to_owned(),
+            };
+            self.findings.push(Finding::new(path, number, what));
+        }
         let found = redactor.findings(message);
         for f in &found {
             let what = What::Secret {
