@@ -100,7 +100,7 @@ impl ModeEnv {
         let (redactor, mut warnings) = if no_redact {
             (Redactor::off(), Vec::new())
         } else {
-            Redactor::from_env(&|name| self.lookup(name))
+            Redactor::for_recording(&|name| self.lookup(name))
         };
         if redactor.is_off() {
             let why = if no_redact {

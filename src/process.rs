@@ -30,6 +30,21 @@ pub const SIGTERM_GRACE: Duration = Duration::from_secs(2);
 /// allowed, and one that reads its stdin exits within it.
 pub const GAVE_UP_GRACE: Duration = Duration::from_millis(100);
 
+/// A command line as errors show it: [`display`], with its credentials redacted (the
+/// value after a credential-named flag, `user:password@`, key shapes, `MCPTAPE_REDACT`
+/// values): a config's `${TOKEN}` expands into the argv, and errors are printed and
+/// reported.
+pub fn shown(display: &str) -> String {
+    let (redactor, _) = crate::redact::Redactor::from_env(&|name| std::env::var(name).ok());
+    redactor.shown(display)
+}
+
+/// [`shown`] of an argv, each credential-named flag's value redacted too.
+fn shown_argv(argv: &[String]) -> String {
+    let (redactor, _) = crate::redact::Redactor::from_env(&|name| std::env::var(name).ok());
+    redactor.shown(&display(&redactor.argv(argv)))
+}
+
 /// The command line as one readable string, for messages.
 pub fn display(argv: &[String]) -> String {
     argv.iter()
@@ -82,7 +97,7 @@ fn spawn(
     cwd: Option<&std::path::Path>,
     stderr: Stdio,
 ) -> Result<Server, ProcessError> {
-    let command = display(argv);
+    let command = shown_argv(argv);
     let (program, args) = argv.split_first().ok_or_else(|| ProcessError::Spawn {
         command: command.clone(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
@@ -219,7 +234,7 @@ pub fn run_wrapped(
             on(SignalKind::interrupt())?,
         );
         let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-            command: display.to_owned(),
+            command: shown(display),
             source,
         })?;
         let pid = child.id().map(|p| Pid::from_raw(p as i32));

@@ -171,9 +171,9 @@ impl Redactor {
         self.off
     }
 
-    /// The rules from an environment: `MCPTAPE_NO_REDACT`, and the values of the
-    /// variables `MCPTAPE_REDACT` names (looked up with `lookup`). Returns warnings too.
-    pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> (Redactor, Vec<String>) {
+    /// The rules a recording uses: none when `MCPTAPE_NO_REDACT` is set, else those of
+    /// [`Redactor::from_env`]. Returns warnings too.
+    pub fn for_recording(get: &dyn Fn(&str) -> Option<String>) -> (Redactor, Vec<String>) {
         if get(ENV_NO_REDACT).is_some_and(|v| !v.is_empty() && v != "0") {
             return (
                 Redactor::off(),
@@ -182,6 +182,14 @@ impl Redactor {
                 )],
             );
         }
+        Redactor::from_env(get)
+    }
+
+    /// The rules, with the values of the variables `MCPTAPE_REDACT` names (looked up with
+    /// `get`), for everything that is not a recording — `redact`, verify's reports and
+    /// `--update`, `servers` — which `MCPTAPE_NO_REDACT` never turns off. Returns warnings
+    /// too.
+    pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> (Redactor, Vec<String>) {
         let mut warnings = Vec::new();
         let mut values = Vec::new();
         for name in get(ENV_REDACT)

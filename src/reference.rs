@@ -235,7 +235,8 @@ pub const VARS: &[Var] = &[
     Var {
         name: "MCPTAPE_NO_REDACT",
         commands: &["record", "proxy", "call", "tools"],
-        meaning: "`1`: record without redaction (the tape is marked so)",
+        meaning: "`1`: record without redaction (the tape is marked so); never turns off \
+                  `redact`, verify's reports or `servers`",
     },
     Var {
         name: "MCPTAPE_CONFIG",

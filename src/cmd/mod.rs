@@ -52,7 +52,12 @@ pub fn print_exports(vars: &[(&str, Option<String>)]) {
 /// would obey ([`crate::term::is_dangerous`]) — bash/zsh's `$'…'` with those characters'
 /// bytes as `\xHH`, so the line is still exact and never drives the terminal.
 pub fn shell_quote(value: &str) -> String {
-    if !value.chars().any(crate::term::is_dangerous) {
+    // A newline or tab inside '…' would be shown escaped (`\n`) on a terminal, and read
+    // back as two characters: `$'…'` says them as escapes a shell reads back.
+    if !value
+        .chars()
+        .any(|c| crate::term::is_dangerous(c) || c == '\n' || c == '\t')
+    {
         return format!("'{}'", value.replace('\'', r"'\''"));
     }
     let mut out = String::from("$'");
@@ -62,6 +67,8 @@ pub fn shell_quote(value: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
             c if crate::term::is_dangerous(c) => {
                 let mut buf = [0; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
@@ -105,6 +112,8 @@ mod tests {
             shell_words(&words),
             r"python -c 'a;b' '$HOME' 'it'\''s' 'a b' '' x=1,y"
         );
+        let words: Vec<String> = ["a\nb", "\t"].map(String::from).to_vec();
+        assert_eq!(shell_words(&words), r"$'a\nb' $'\t'");
     }
 
     #[test]

@@ -40,8 +40,8 @@ impl cli::Record {
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
         }
-        let kept = store::start_fresh(&tape)?;
-        if let Some(prev) = &kept {
+        let fresh = store::start_fresh(&tape)?;
+        if let Some(prev) = &fresh.kept {
             crate::term::eprintln_escaped!(
                 "mcptape: the previous tape is kept as `{}`",
                 prev.display()
@@ -71,14 +71,14 @@ impl cli::Record {
             Ok(status) => status,
             Err(e) => {
                 // CMD never ran (not found, not executable): nothing of the old tape is lost.
-                undo_fresh(&tape, kept.as_deref());
+                undo_fresh(&tape, &fresh);
                 return Err(e.into());
             }
         };
         report.wait_for_proxies();
         let problems = report::problems(report.path());
         summarize(&tape);
-        undo_fresh(&tape, kept.as_deref());
+        undo_fresh(&tape, &fresh);
         for p in &problems {
             outcome::problem(p);
         }
@@ -108,10 +108,10 @@ fn say_where_exports_record(tape: &Path, session: &str) {
 
 /// When nothing reached the fresh tape, puts the previous one back (or removes the empty
 /// one), saying so on stderr: a mistyped command loses no recording.
-fn undo_fresh(tape: &Path, kept: Option<&Path>) {
-    match store::undo_fresh(tape, kept) {
+fn undo_fresh(tape: &Path, fresh: &store::Fresh) {
+    match store::undo_fresh(tape, fresh) {
         Ok(false) => {}
-        Ok(true) => match kept {
+        Ok(true) => match fresh.kept {
             Some(_) => crate::term::eprintln_escaped!(
                 "mcptape: nothing reached the fresh tape: the previous one is back at `{}`",
                 tape.display()

@@ -266,12 +266,20 @@ fn message_of(line: &[u8], cut: Cut) -> String {
     }
 }
 
+/// True when an entry carries the mark of a recording made with `--no-redact`:
+/// `params.redaction` is the string `off`, however it is spelt (`"\u006fff"` too).
+fn is_off_mark(message: &str) -> bool {
+    message::raw_member(message, &["params", "redaction"])
+        .and_then(|raw| serde_json::from_str::<String>(raw).ok())
+        .is_some_and(|value| value == "off")
+}
+
 /// A tape recorded with `--no-redact` loses its mark (`params.redaction: "off"` on
 /// `$transport/start`) once it is redacted. The member is cut out by its raw span, so
 /// the rest of the entry keeps its bytes, whatever its depth.
 fn without_off_mark(mut message: String) -> String {
     // `raw_member` reads the last of duplicate keys; each pass removes that one.
-    while message::raw_member(&message, &["params", "redaction"]) == Some("\"off\"") {
+    while is_off_mark(&message) {
         match message::remove_member(&message, &["params"], "redaction") {
             Some(cut) => message = cut,
             None => break,

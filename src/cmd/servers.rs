@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::mode::{self, ENV_HOME};
 use crate::outcome::Outcome;
 use crate::process;
-use crate::redact::{ENV_NO_REDACT, Redactor};
+use crate::redact::Redactor;
 use crate::table::{Align, Table};
 use crate::tape::store;
 
@@ -29,11 +29,7 @@ impl cli::Servers {
         let home = store::home(own.get(ENV_HOME))?;
         let path = config::locate(self.config.config.as_deref(), None, &own.cwd, &home)?;
         let config = Config::load(&path)?;
-        let (redactor, _) = Redactor::from_env(&|name| {
-            (name != ENV_NO_REDACT)
-                .then(|| std::env::var(name).ok())
-                .flatten()
-        });
+        let (redactor, _) = Redactor::from_env(&|name| std::env::var(name).ok());
         let text = if self.json {
             format!(
                 "{}\n",

@@ -120,44 +120,77 @@ pub fn ensure_dir(tape: &Path) -> Result<(), TapeError> {
     Ok(())
 }
 
-/// Starts a fresh tape for `record`: keeps the previous one as `.prev` (returning where),
-/// creates an empty 0600 file, and proves the directory is writable before anything runs.
-pub fn start_fresh(tape: &Path) -> Result<Option<PathBuf>, TapeError> {
+/// What [`start_fresh`] moved aside, so that [`undo_fresh`] can put it back.
+#[derive(Debug, Default)]
+pub struct Fresh {
+    /// Where the previous tape went (`.prev`), if there was one.
+    pub kept: Option<PathBuf>,
+    /// Where the `.prev` it replaced waits (`.prev.ndjson.undo`) until the recording is
+    /// known to have reached the fresh tape.
+    older: Option<PathBuf>,
+}
+
+/// Starts a fresh tape for `record`: keeps the previous one as `.prev` (the `.prev` it
+/// replaces waits beside it until [`undo_fresh`] settles), creates an empty 0600 file,
+/// and proves the directory is writable before anything runs.
+pub fn start_fresh(tape: &Path) -> Result<Fresh, TapeError> {
     ensure_dir(tape)?;
-    let open_err = |source| TapeError::Open {
-        path: tape.to_path_buf(),
-        source,
+    let open_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TapeError::Open { path, source }
     };
     // A link is refused before anything moves: neither it nor its target is rotated.
     safety::check_replace(tape)?;
-    let mut kept = None;
+    let mut fresh = Fresh::default();
     if fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() > 0) {
         let prev = prev_path(tape);
         safety::check_replace(&prev)?;
-        fs::rename(tape, &prev).map_err(open_err)?;
-        kept = Some(prev);
+        if fs::symlink_metadata(&prev).is_ok_and(|m| m.is_file()) {
+            let older = undo_path(&prev);
+            safety::check_replace(&older)?;
+            fs::rename(&prev, &older).map_err(open_err(&prev))?;
+            fresh.older = Some(older);
+        }
+        fs::rename(tape, &prev).map_err(open_err(tape))?;
+        fresh.kept = Some(prev);
     }
     let writer = crate::tape::TapeWriter::open(tape)?;
     drop(writer);
-    Ok(kept)
+    Ok(fresh)
 }
 
-/// Undoes [`start_fresh`] when nothing reached the fresh tape (its command was not found,
-/// or no proxy ran under it): the previous tape is put back from `.prev` (`kept`), or the
-/// empty tape is removed. A tape that holds anything, or is no longer an empty regular
-/// file, is left as it is. Returns whether it undid anything.
-pub fn undo_fresh(tape: &Path, kept: Option<&Path>) -> Result<bool, TapeError> {
+/// Where a `.prev` waits while a fresh recording may still be undone.
+fn undo_path(prev: &Path) -> PathBuf {
+    let mut name = prev.as_os_str().to_owned();
+    name.push(".undo");
+    PathBuf::from(name)
+}
+
+/// Settles [`start_fresh`] once the recording is over. When nothing reached the fresh
+/// tape (its command was not found, or no proxy ran under it) it is undone: the previous
+/// tape comes back from `.prev` and the older `.prev` from beside it, or the empty tape is
+/// removed. Otherwise the older `.prev` goes. A tape that holds anything, or is no longer
+/// an empty regular file, is left as it is. Returns whether it undid anything.
+pub fn undo_fresh(tape: &Path, fresh: &Fresh) -> Result<bool, TapeError> {
+    let open_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TapeError::Open { path, source }
+    };
     let empty = fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() == 0);
     if !empty {
+        if let Some(older) = &fresh.older {
+            fs::remove_file(older).map_err(open_err(older))?;
+        }
         return Ok(false);
     }
-    let open_err = |source| TapeError::Open {
-        path: tape.to_path_buf(),
-        source,
-    };
-    match kept {
-        Some(prev) => fs::rename(prev, tape).map_err(open_err)?,
-        None => fs::remove_file(tape).map_err(open_err)?,
+    match &fresh.kept {
+        Some(prev) => {
+            fs::rename(prev, tape).map_err(open_err(prev))?;
+            if let Some(older) = &fresh.older {
+                fs::rename(older, prev).map_err(open_err(older))?;
+            }
+        }
+        None => fs::remove_file(tape).map_err(open_err(tape))?,
     }
     Ok(true)
 }

@@ -179,10 +179,14 @@ impl Remote {
     }
 
     /// The server could not be reached: the HTTP client's words, with their causes.
+    /// Both are redacted ([`crate::redact::Redactor::shown`]): a URL may carry a
+    /// credential (`user:password@`, `?access_token=`), and the error is printed, reported
+    /// and put on tapes.
     fn unreachable(&self, e: &reqwest::Error) -> HttpError {
+        let (redactor, _) = crate::redact::Redactor::from_env(&|name| std::env::var(name).ok());
         HttpError::Unreachable {
-            url: self.url().to_owned(),
-            why: crate::error::chain(e),
+            url: redactor.shown(self.url()),
+            why: redactor.shown(&crate::error::chain(e)),
         }
     }
 

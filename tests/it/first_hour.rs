@@ -20,18 +20,19 @@ fn record_a_call(env: &Env, session: &str) {
 fn a_mistyped_command_under_record_puts_the_previous_tape_back() {
     let env = Env::new();
     record_a_call(&env, "first");
+    record_a_call(&env, "first");
     let tape = env.tape("first");
+    let prev = env.mcptape_home().join("recordings/first.prev.ndjson");
     let before = std::fs::read(&tape).expect("the tape");
+    let prev_before = std::fs::read(&prev).expect("the .prev of the second record");
     assert!(!before.is_empty());
 
     let out = run(env.mcptape(["record", "first", "--", "mcptape-typo-not-a-command"]));
     assert_eq!(out.status.code(), Some(127), "{}", text(&out));
     assert_eq!(std::fs::read(&tape).expect("the tape is back"), before);
-    assert!(
-        !env.mcptape_home()
-            .join("recordings/first.prev.ndjson")
-            .exists(),
-        "the previous tape went back, not to .prev"
+    assert_eq!(
+        std::fs::read(&prev).expect("the older .prev is back too"),
+        prev_before
     );
     assert!(
         stderr(&out).contains("the previous one is back at"),
@@ -43,6 +44,12 @@ fn a_mistyped_command_under_record_puts_the_previous_tape_back() {
     let out = run(env.mcptape(["record", "first", "--", "true"]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(std::fs::read(&tape).expect("the tape is back"), before);
+    assert_eq!(std::fs::read(&prev).expect(".prev"), prev_before);
+    let names: Vec<String> = std::fs::read_dir(env.mcptape_home().join("recordings"))
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "nothing left beside them: {names:?}");
 }
 
 #[test]
@@ -104,4 +111,77 @@ fn redact_check_fails_a_tape_recorded_with_no_redact_until_it_is_redacted() {
     assert!(out.status.success(), "{}", text(&out));
     let check = run(env.mcptape(["redact", "--check", "nr"]));
     assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+}
+
+/// Records `mcptape call example.echo message:MESSAGE` into `session`, with `extra` flags
+/// for `record`.
+fn record_echo(env: &Env, session: &str, message: &str, extra: &[&str]) {
+    let config = env.path("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(&config, doc.to_string()).expect("write config");
+    let out = run(env
+        .mcptape(["record", session])
+        .args(extra)
+        .arg("--")
+        .arg(bin())
+        .args([
+            "call",
+            "example.echo",
+            &format!("message:{message}"),
+            "--config",
+        ])
+        .arg(&config));
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn no_redact_in_the_environment_never_turns_off_redact() {
+    let env = Env::new();
+    record_echo(&env, "nr", "password=hunter2-not-shared", &["--no-redact"]);
+    let tape = env.tape("nr");
+    assert!(
+        std::fs::read_to_string(&tape)
+            .expect("tape")
+            .contains("hunter2-not-shared")
+    );
+    let out = run(env.mcptape(["redact", "nr"]).env("MCPTAPE_NO_REDACT", "1"));
+    assert!(out.status.success(), "{}", text(&out));
+    let after = std::fs::read_to_string(&tape).expect("tape");
+    assert!(!after.contains("hunter2-not-shared"), "{after}");
+}
+
+#[test]
+fn the_no_redact_mark_is_read_however_it_is_spelt() {
+    let env = Env::new();
+    record_echo(&env, "nr", "hi", &["--no-redact"]);
+    let tape = env.tape("nr");
+    let text_of = std::fs::read_to_string(&tape).expect("tape");
+    std::fs::write(
+        &tape,
+        text_of.replacen("\"redaction\":\"off\"", "\"redaction\":\"\\u006fff\"", 1),
+    )
+    .expect("rewrite");
+    let check = run(env.mcptape(["redact", "--check", "nr"]));
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+}
+
+#[test]
+fn a_server_command_that_cannot_start_is_shown_redacted() {
+    let env = Env::new();
+    record_echo(&env, "keep", "hi", &[]);
+    for format in ["text", "github"] {
+        let out = run(env.mcptape([
+            "verify",
+            "keep",
+            "--format",
+            format,
+            "--",
+            "/nonexistent/srv",
+            "--api-key",
+            "Zq8vN2xR7pL4mK9w",
+        ]));
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+        assert!(text(&out).contains("cannot start"), "{}", text(&out));
+        assert!(!text(&out).contains("Zq8vN2xR7pL4mK9w"), "{}", text(&out));
+    }
 }

@@ -151,9 +151,7 @@ impl Checked {
         message: &str,
         lifecycle: bool,
     ) {
-        if lifecycle
-            && crate::message::raw_member(message, &["params", "redaction"]) == Some("\"off\"")
-        {
+        if lifecycle && super::is_off_mark(message) {
             let what = What::Secret {
                 path: "params.redaction".to_owned(),
                 rule: "recorded with --no-redact: nothing here was redacted".to_owned(),
