@@ -3,24 +3,11 @@
 
 use crate::support::*;
 
-/// Records one `mcptape call` of the example server into `session`.
-fn record_a_call(env: &Env, session: &str) {
-    let config = env.path("mcp.json");
-    let doc = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
-    std::fs::write(&config, doc.to_string()).expect("write config");
-    let out = run(env
-        .mcptape(["record", session, "--"])
-        .arg(bin())
-        .args(["call", "example.echo", "message:hi", "--config"])
-        .arg(&config));
-    assert!(out.status.success(), "{}", text(&out));
-}
-
 #[test]
 fn a_mistyped_command_under_record_puts_the_previous_tape_back() {
     let env = Env::new();
-    record_a_call(&env, "first");
-    record_a_call(&env, "first");
+    record_echo(&env, "first", "hi", &[]);
+    record_echo(&env, "first", "hi", &[]);
     let tape = env.tape("first");
     let prev = env.mcptape_home().join("recordings/first.prev.ndjson");
     let before = std::fs::read(&tape).expect("the tape");
@@ -89,15 +76,7 @@ fn short_help_is_short_and_long_help_has_the_lists() {
 #[test]
 fn redact_check_fails_a_tape_recorded_with_no_redact_until_it_is_redacted() {
     let env = Env::new();
-    let config = env.path("mcp.json");
-    let doc = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
-    std::fs::write(&config, doc.to_string()).expect("write config");
-    let out = run(env
-        .mcptape(["record", "nr", "--no-redact", "--"])
-        .arg(bin())
-        .args(["call", "example.echo", "message:hi", "--config"])
-        .arg(&config));
-    assert!(out.status.success(), "{}", text(&out));
+    record_echo(&env, "nr", "hi", &["--no-redact"]);
 
     let check = run(env.mcptape(["redact", "--check", "nr"]));
     assert_eq!(check.status.code(), Some(1), "{}", text(&check));

@@ -53,13 +53,9 @@ fn call(tape: &Path, o: &Played) -> Option<Annotation> {
         message.push_str(&format!(": {r}"));
     }
     for d in &o.differences {
-        let path = if d.path.is_empty() {
-            "(whole answer)"
-        } else {
-            &d.path
-        };
         message.push_str(&format!(
-            "\n{path}: {} → {}",
+            "\n{}: {} → {}",
+            super::report::path_of(d),
             super::report::show(&d.old),
             super::report::show(&d.new)
         ));

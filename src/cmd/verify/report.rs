@@ -77,6 +77,15 @@ pub(super) fn counts(outcomes: &[Played]) -> Vec<(Class, usize)> {
     .collect()
 }
 
+/// A difference's JSON path as the reports show it; the empty path is the whole answer.
+pub(super) fn path_of(d: &crate::matcher::Difference) -> &str {
+    if d.path.is_empty() {
+        "(whole answer)"
+    } else {
+        &d.path
+    }
+}
+
 /// A value as the reports show it: `(absent)`, or its JSON cut at 200 characters.
 pub(super) fn show(v: &Option<Value>) -> String {
     match v {
@@ -169,14 +178,9 @@ fn call_lines(out: &mut String, paint: Paint, o: &Played) {
         put(out, "", &format!("           {r}"));
     }
     for d in &o.differences {
-        let path = if d.path.is_empty() {
-            "(whole answer)"
-        } else {
-            &d.path
-        };
         out.push_str(&format!(
             "           {}: {} → {}\n",
-            line(path),
+            line(path_of(d)),
             paint.paint(Role::Removed, &line(&show(&d.old))),
             paint.paint(Role::Added, &line(&show(&d.new)))
         ));
