@@ -344,9 +344,9 @@ impl cli::Proxy {
         };
         let pumped = pump::stdio(Layered::new(link, layers), max_line).await?;
         // The server's exit status, through the one table (a child link always ends
-        // `Closed::Exited`).
+        // `Closed::Exited`, or `Closed::Stopped` when the graces ran out).
         Ok(match pumped.closed {
-            Closed::Exited(status) => process::exit_code(status),
+            Closed::Exited(status) | Closed::Stopped { status, .. } => process::exit_code(status),
             _ => crate::error::EXIT_OK,
         })
     }

@@ -61,6 +61,15 @@ pub enum Incoming {
 pub enum Closed {
     /// The server process exited with this status.
     Exited(ExitStatus),
+    /// The server did not exit when asked (its stdin closed, or a signal passed on): after
+    /// the graces mcptape sent it `by` (SIGTERM, then SIGKILL), and it exited with
+    /// `status`. Its status is then mcptape's doing, not the server's.
+    Stopped {
+        /// How it exited.
+        status: ExitStatus,
+        /// The last signal mcptape sent it.
+        by: nix::sys::signal::Signal,
+    },
     /// The replay engine's verdict, and the recorded server's exit status when the
     /// recording ended the connection itself.
     Replayed {
@@ -77,7 +86,9 @@ impl Closed {
     /// The close status for the tape's `$transport/close`.
     pub fn status(&self) -> crate::tape::close::CloseStatus {
         match self {
-            Closed::Exited(status) => crate::tape::close::CloseStatus::of(*status),
+            Closed::Exited(status) | Closed::Stopped { status, .. } => {
+                crate::tape::close::CloseStatus::of(*status)
+            }
             _ => crate::tape::close::CloseStatus::Unknown,
         }
     }

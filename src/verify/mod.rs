@@ -49,9 +49,6 @@ pub struct Run {
     /// The server went away on its own (closed its output, stopped reading): its exit
     /// status and last stderr lines are then a problem of the run.
     pub server_gone: bool,
-    /// How long the link took to close once asked: a server that was still there after
-    /// the stdin grace was stopped by a signal of ours, not of someone else's.
-    pub close_took: Duration,
 }
 
 /// How to verify.

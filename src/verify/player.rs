@@ -61,7 +61,7 @@ pub async fn run_connection(
         Err(e) => run.problems.push(crate::error::chain(&e)),
         Ok(closed) if run.server_gone => run
             .problems
-            .push(gone::said(&closed, run.close_took, tail.as_mut(), &opts.redactor).await),
+            .push(gone::said(&closed, tail.as_mut(), &opts.redactor).await),
         Ok(_) => {}
     }
     // What a healthy server wrote last reaches our stderr before the run goes on.
@@ -399,9 +399,7 @@ impl<L: Link> Player<'_, L> {
         }
         self.link.end_input().await;
         while self.link.next().await.is_some() {}
-        let asked = std::time::Instant::now();
         let closed = self.link.close(CloseReason::ClientClosedStdin).await;
-        self.run.close_took = asked.elapsed();
         (self.run, closed)
     }
 }

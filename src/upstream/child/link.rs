@@ -74,6 +74,8 @@ pub struct ChildLink {
     max_line: usize,
     status: Option<ExitStatus>,
     phase: Phase,
+    /// The last signal the graces made us send it (SIGTERM, SIGKILL), if any.
+    stopped_by: Option<Signal>,
 }
 
 impl ChildLink {
@@ -117,6 +119,7 @@ impl ChildLink {
             max_line,
             status: None,
             phase: Phase::Running,
+            stopped_by: None,
             server,
         }
     }
@@ -143,10 +146,12 @@ impl ChildLink {
         self.phase = match self.phase {
             Phase::Asked(_) => {
                 self.server.signal(Signal::SIGTERM);
+                self.stopped_by = Some(Signal::SIGTERM);
                 Phase::Termed(now + SIGTERM_GRACE)
             }
             Phase::Termed(_) => {
                 self.server.signal(Signal::SIGKILL);
+                self.stopped_by = Some(Signal::SIGKILL);
                 Phase::Killed
             }
             Phase::Exited { killed: false, .. } => {
@@ -340,6 +345,10 @@ impl Link for ChildLink {
                 _ => {}
             }
         }
-        Ok(Closed::Exited(self.wait_exit().await?))
+        let status = self.wait_exit().await?;
+        Ok(match self.stopped_by {
+            Some(by) => Closed::Stopped { status, by },
+            None => Closed::Exited(status),
+        })
     }
 }

@@ -48,6 +48,15 @@ async fn exited(link: ChildLink, reason: CloseReason) -> std::process::ExitStatu
     }
 }
 
+/// Closes the link of a server that will not exit when asked: the signal mcptape stopped
+/// it with, and how it exited.
+async fn stopped(link: ChildLink, reason: CloseReason) -> (Signal, std::process::ExitStatus) {
+    match tokio::time::timeout(DEADLINE, link.close(reason)).await {
+        Ok(Ok(Closed::Stopped { status, by })) => (by, status),
+        other => panic!("expected a stop by mcptape, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_line_goes_to_stdin_and_comes_back_without_its_newline() {
     let mut link = ChildLink::spawn(&argv(&["cat"]), &[], None, 1 << 20).expect("spawn cat");
@@ -113,7 +122,8 @@ async fn a_server_that_does_not_read_takes_sends_and_is_stopped_by_sigterm() {
         next(&mut link).await.is_none(),
         "stdout ends once SIGTERM ends it"
     );
-    let status = exited(link, CloseReason::ClientClosedStdin).await;
+    let (by, status) = stopped(link, CloseReason::ClientClosedStdin).await;
+    assert_eq!(by, Signal::SIGTERM);
     assert_eq!(status.signal(), Some(Signal::SIGTERM as i32));
 }
 
@@ -123,7 +133,8 @@ async fn a_server_that_ignores_sigterm_gets_sigkill() {
     let mut link = ChildLink::spawn(&sh(script), &[], None, 1 << 20).expect("spawn");
     link.end_input().await;
     assert!(next(&mut link).await.is_none());
-    let status = exited(link, CloseReason::ClientClosedStdin).await;
+    let (by, status) = stopped(link, CloseReason::ClientClosedStdin).await;
+    assert_eq!(by, Signal::SIGKILL);
     assert_eq!(status.signal(), Some(9));
 }
 

@@ -7,8 +7,6 @@
 //! said to be. The stderr lines are redacted with the run's rules, as the server's command
 //! line is: a report may be shared, and a server may print a credential.
 
-use std::time::Duration;
-
 use nix::sys::signal::Signal;
 
 use crate::process::{SIGTERM_GRACE, STDIN_CLOSE_GRACE, Tail};
@@ -16,15 +14,10 @@ use crate::redact::Redactor;
 use crate::upstream::Closed;
 
 /// The problem of a server that closed its output or stopped reading before the tape was
-/// played: how it ended (`took`: how long the link took to close once asked), then its
+/// played: how it ended, then its
 /// last stderr lines, one per line (redacted with `redactor`, escaped where printed).
-pub(super) async fn said(
-    closed: &Closed,
-    took: Duration,
-    tail: Option<&mut Tail>,
-    redactor: &Redactor,
-) -> String {
-    let ended = ended(closed, took);
+pub(super) async fn said(closed: &Closed, tail: Option<&mut Tail>, redactor: &Redactor) -> String {
+    let ended = ended(closed);
     let Some(tail) = tail else {
         return ended;
     };
@@ -49,28 +42,27 @@ pub(super) async fn said(
     }
 }
 
-/// How the server ended: its exit status, the signal that killed it, or mcptape's stop.
-fn ended(closed: &Closed, took: Duration) -> String {
+/// How the server ended: its exit status, the signal that killed it, or mcptape's stop
+/// (the link says which signal was its own: [`Closed::Stopped`]).
+fn ended(closed: &Closed) -> String {
     use std::os::unix::process::ExitStatusExt;
-    let Closed::Exited(status) = closed else {
-        return "the server ended".to_owned();
-    };
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("the server exited with status {code}"),
-        (None, Some(sig)) => match Signal::try_from(sig) {
-            // Still there after the grace: the signal is the one mcptape sent to stop it.
-            Ok(Signal::SIGTERM) if took >= STDIN_CLOSE_GRACE => format!(
-                "the server did not exit by itself: it was stopped by mcptape (SIGTERM) after the {}s grace",
-                STDIN_CLOSE_GRACE.as_secs()
-            ),
-            Ok(Signal::SIGKILL) if took >= STDIN_CLOSE_GRACE + SIGTERM_GRACE => format!(
-                "the server did not exit by itself, nor on SIGTERM: it was stopped by mcptape (SIGKILL) after the {}s graces",
-                (STDIN_CLOSE_GRACE + SIGTERM_GRACE).as_secs()
-            ),
-            Ok(name) => format!("the server was killed by signal {sig} ({name})"),
-            Err(_) => format!("the server was killed by signal {sig}"),
+    match closed {
+        Closed::Stopped { by, .. } => format!(
+            "the server did not exit by itself: it was stopped by mcptape ({by}) after the {}s grace",
+            match by {
+                Signal::SIGKILL => (STDIN_CLOSE_GRACE + SIGTERM_GRACE).as_secs(),
+                _ => STDIN_CLOSE_GRACE.as_secs(),
+            }
+        ),
+        Closed::Exited(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => format!("the server exited with status {code}"),
+            (None, Some(sig)) => match Signal::try_from(sig) {
+                Ok(name) => format!("the server was killed by signal {sig} ({name})"),
+                Err(_) => format!("the server was killed by signal {sig}"),
+            },
+            (None, None) => "the server ended".to_owned(),
         },
-        (None, None) => "the server ended".to_owned(),
+        _ => "the server ended".to_owned(),
     }
 }
 
@@ -88,15 +80,19 @@ mod tests {
     use std::os::unix::process::ExitStatusExt;
 
     #[test]
-    fn a_sigterm_after_the_grace_is_mcptapes_and_one_before_it_is_not() {
-        let termed = Closed::Exited(std::process::ExitStatus::from_raw(15));
+    fn a_signal_mcptape_sent_is_said_to_be_its_own_and_another_is_not() {
+        let status = std::process::ExitStatus::from_raw(15);
+        let stopped = Closed::Stopped {
+            status,
+            by: Signal::SIGTERM,
+        };
         assert!(
-            ended(&termed, STDIN_CLOSE_GRACE).contains("stopped by mcptape (SIGTERM)"),
+            ended(&stopped).contains("stopped by mcptape (SIGTERM)"),
             "{}",
-            ended(&termed, STDIN_CLOSE_GRACE)
+            ended(&stopped)
         );
         assert_eq!(
-            ended(&termed, Duration::ZERO),
+            ended(&Closed::Exited(status)),
             "the server was killed by signal 15 (SIGTERM)"
         );
     }
