@@ -158,6 +158,7 @@ impl Config {
             expand(s, var).map_err(|missing| ConfigError::Env {
                 path: self.path.clone(),
                 key: at(field),
+                why: unset_why(&missing),
                 var: missing,
             })
         };
@@ -312,6 +313,15 @@ impl Fields<'_> {
             });
         }
         Ok(entry)
+    }
+}
+
+/// Why a variable could not be read: unset, or set to bytes that are not UTF-8 (a value
+/// that JSON text and a command line built from it cannot hold as given).
+pub fn unset_why(name: &str) -> &'static str {
+    match std::env::var_os(name) {
+        Some(v) if v.to_str().is_none() => "is not valid UTF-8",
+        _ => "is not set",
     }
 }
 

@@ -202,8 +202,8 @@ pub enum ConfigError {
         /// The key, dotted.
         key: String,
     },
-    /// `${VAR}` of an unset variable.
-    #[error("`{}`: `{key}` uses `${{{var}}}`, which is not set", path.display())]
+    /// `${VAR}` of an unset variable (or of one whose value is not UTF-8).
+    #[error("`{}`: `{key}` uses `${{{var}}}`, which {why}", path.display())]
     Env {
         /// The file.
         path: PathBuf,
@@ -211,6 +211,8 @@ pub enum ConfigError {
         key: String,
         /// The variable.
         var: String,
+        /// `is not set`, or `is not valid UTF-8`.
+        why: &'static str,
     },
     /// No server of that name.
     #[error("`{}` has no server `{name}`; it has: {}", path.display(), if known.is_empty() { "none".to_owned() } else { known.join(", ") })]

@@ -204,7 +204,10 @@ impl Redactor {
                 Some(_) => warnings.push(format!(
                     "{ENV_REDACT}: the value of `{name}` is shorter than {MIN_LITERAL_CHARS} characters and is not redacted"
                 )),
-                None => warnings.push(format!("{ENV_REDACT}: `{name}` is not set")),
+                None => warnings.push(format!(
+                    "{ENV_REDACT}: `{name}` {}",
+                    crate::config::unset_why(name)
+                )),
             }
         }
         (Redactor::new(&values), warnings)

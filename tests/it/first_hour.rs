@@ -164,3 +164,24 @@ fn a_server_command_that_cannot_start_is_shown_redacted() {
         assert!(!text(&out).contains("Zq8vN2xR7pL4mK9w"), "{}", text(&out));
     }
 }
+
+#[test]
+fn a_variable_that_is_not_utf8_is_named_so_not_as_unset() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    let config = env.path("v.json");
+    let doc =
+        serde_json::json!({"mcpServers": {"v": {"command": example_server(), "args": ["${TOK}"]}}});
+    std::fs::write(&config, doc.to_string()).expect("write config");
+    let bytes = std::ffi::OsStr::from_bytes(b"s\xffx");
+    let out = run(env
+        .mcptape(["tools", "v", "--config"])
+        .arg(&config)
+        .env("TOK", bytes));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("uses `${TOK}`, which is not valid UTF-8"),
+        "{}",
+        text(&out)
+    );
+}
