@@ -246,7 +246,7 @@ pub fn run_wrapped(
         loop {
             tokio::select! {
                 status = child.wait() => {
-                    return status.map_err(|source| ProcessError::Wait { command: display.to_owned(), source });
+                    return status.map_err(|source| ProcessError::Wait { command: shown(display), source });
                 }
                 _ = term.recv() => forward(Signal::SIGTERM),
                 _ = hup.recv() => forward(Signal::SIGHUP),

@@ -52,14 +52,15 @@ pub fn print_exports(vars: &[(&str, Option<String>)]) {
 /// would obey ([`crate::term::is_dangerous`]) — bash/zsh's `$'…'` with those characters'
 /// bytes as `\xHH`, so the line is still exact and never drives the terminal.
 pub fn shell_quote(value: &str) -> String {
-    // A newline or tab inside '…' would be shown escaped (`\n`) on a terminal, and read
-    // back as two characters: `$'…'` says them as escapes a shell reads back.
-    if !value
-        .chars()
-        .any(|c| crate::term::is_dangerous(c) || c == '\n' || c == '\t')
-    {
+    if !value.chars().any(crate::term::is_dangerous) {
         return format!("'{}'", value.replace('\'', r"'\''"));
     }
+    dollar_quote(value)
+}
+
+/// bash/zsh's `$'…'`: controls as `\xHH` (newline and tab as `\n`, `\t`), quotes and
+/// backslashes escaped.
+fn dollar_quote(value: &str) -> String {
     let mut out = String::from("$'");
     for c in value.chars() {
         match c {
@@ -93,7 +94,14 @@ pub fn shell_words(words: &[String]) -> String {
             let plain = !w.is_empty()
                 && w.chars()
                     .all(|c| c.is_alphanumeric() || "_@%+=:,./-".contains(c));
-            if plain { w.clone() } else { shell_quote(w) }
+            // A newline or tab inside '…' would be shown escaped (`\n`) where the line is
+            // printed for people, and read back as two characters: `$'…'` says them as
+            // escapes a shell reads back.
+            match () {
+                () if plain => w.clone(),
+                () if w.contains(['\n', '\t']) => dollar_quote(w),
+                () => shell_quote(w),
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -356,6 +356,8 @@ impl cli::Proxy {
 /// the last path segment for loopback addresses.
 fn name_from_url(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    // The query and fragment never name it: they may carry a credential (`?token=…`).
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     let authority = rest.split('/').next().unwrap_or(rest);
     let host = authority.rsplit('@').next().unwrap_or(authority);
     let host = host.split(':').next().unwrap_or(host);
@@ -483,7 +485,17 @@ fn clean_name(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::derive_name;
+    use super::{derive_name, name_from_url};
+
+    #[test]
+    fn a_url_names_its_server_by_host_or_path_never_by_its_query() {
+        assert_eq!(
+            name_from_url("https://mcp.example.com/mcp?token=abc"),
+            "mcp"
+        );
+        let local = name_from_url("http://127.0.0.1:1/mcp?token=abcdef123456#x");
+        assert_eq!(local, "mcp");
+    }
 
     fn name(cmd: &str) -> String {
         let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();

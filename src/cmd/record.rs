@@ -1,7 +1,8 @@
 //! `mcptape record SESSION [--server NAME]... [-- CMD...]`: starts a fresh tape, then runs
 //! CMD with `MCPTAPE_RECORD` set to its absolute path, so that every `mcptape proxy`
-//! started anywhere under CMD appends its connection to it. When nothing reached the
-//! fresh tape (CMD was not found, or ran no proxy), the previous tape is put back. Without CMD it only prints the
+//! started anywhere under CMD appends its connection to it. When CMD could not be
+//! found or run (a spawn error, or status 126/127) and nothing reached the fresh tape,
+//! the previous tape is put back. Without CMD it only prints the
 //! variables to export and touches no tape: nothing rotates, nothing is created; the
 //! proxies started with them create the tape or append to it.
 //!
@@ -40,6 +41,12 @@ impl cli::Record {
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
         }
+        // What can fail before CMD runs fails before the tape rotates.
+        let mut report = ReportDir::new().map_err(|source| Error::Io {
+            what: "cannot create a report directory".into(),
+            source,
+        })?;
+        let own = mode::own()?;
         let fresh = store::start_fresh(&tape)?;
         if let Some(prev) = &fresh.kept {
             crate::term::eprintln_escaped!(
@@ -47,10 +54,6 @@ impl cli::Record {
                 prev.display()
             );
         }
-        let mut report = ReportDir::new().map_err(|source| Error::Io {
-            what: "cannot create a report directory".into(),
-            source,
-        })?;
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..])
             .env(ENV_RECORD, &tape)
@@ -61,7 +64,7 @@ impl cli::Record {
             cmd.env(ENV_NO_REDACT, "1");
         }
         // Say once, here, what the proxies' redaction will be.
-        let _ = mode::own()?.recording(self.no_redact, &tape);
+        let _ = own.recording(self.no_redact, &tape);
         if servers.is_empty() {
             cmd.env_remove(ENV_SERVERS);
         } else {
@@ -75,10 +78,19 @@ impl cli::Record {
                 return Err(e.into());
             }
         };
-        report.wait_for_proxies();
+        let proxies_done = report.wait_for_proxies();
         let problems = report::problems(report.path());
         summarize(&tape);
-        undo_fresh(&tape, &fresh);
+        // A command the shell could not find or run (126, 127) recorded nothing: undone
+        // as if mcptape had not found it. Any other run keeps its fresh tape, empty or
+        // not: a proxy started late (a launcher that exits before its client) still
+        // belongs in it, never in the previous recording.
+        let mistyped = matches!(process::exit_code(status), 126 | 127);
+        if mistyped && proxies_done {
+            undo_fresh(&tape, &fresh);
+        } else {
+            settle_fresh(&fresh);
+        }
         for p in &problems {
             outcome::problem(p);
         }
@@ -103,6 +115,13 @@ fn say_where_exports_record(tape: &Path, session: &str) {
             "mcptape: the first proxy that records with these variables creates `{}`",
             tape.display()
         ),
+    }
+}
+
+/// Lets the `.prev` the fresh tape's rotation replaced go, warning when it cannot.
+fn settle_fresh(fresh: &store::Fresh) {
+    if let Err(e) = store::settle_fresh(fresh) {
+        crate::term::eprintln_escaped!("mcptape: warning: {}", crate::error::chain(&e));
     }
 }
 

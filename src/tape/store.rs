@@ -151,12 +151,34 @@ pub fn start_fresh(tape: &Path) -> Result<Fresh, TapeError> {
             fs::rename(&prev, &older).map_err(open_err(&prev))?;
             fresh.older = Some(older);
         }
-        fs::rename(tape, &prev).map_err(open_err(tape))?;
+        fs::rename(tape, &prev).map_err(open_err(&prev))?;
         fresh.kept = Some(prev);
     }
-    let writer = crate::tape::TapeWriter::open(tape)?;
-    drop(writer);
+    match crate::tape::TapeWriter::open(tape) {
+        Ok(writer) => drop(writer),
+        Err(e) => {
+            // Nothing of the old tapes is left moved aside.
+            if let Some(prev) = &fresh.kept {
+                let _ = fs::rename(prev, tape);
+                if let Some(older) = &fresh.older {
+                    let _ = fs::rename(older, prev);
+                }
+            }
+            return Err(e);
+        }
+    }
     Ok(fresh)
+}
+
+/// Settles [`start_fresh`] for good: the older `.prev` it kept aside goes.
+pub fn settle_fresh(fresh: &Fresh) -> Result<(), TapeError> {
+    match &fresh.older {
+        Some(older) => fs::remove_file(older).map_err(|source| TapeError::Open {
+            path: older.clone(),
+            source,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Where a `.prev` waits while a fresh recording may still be undone.
@@ -178,9 +200,7 @@ pub fn undo_fresh(tape: &Path, fresh: &Fresh) -> Result<bool, TapeError> {
     };
     let empty = fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() == 0);
     if !empty {
-        if let Some(older) = &fresh.older {
-            fs::remove_file(older).map_err(open_err(older))?;
-        }
+        settle_fresh(fresh)?;
         return Ok(false);
     }
     match &fresh.kept {

@@ -27,9 +27,9 @@ fn a_mistyped_command_under_record_puts_the_previous_tape_back() {
         text(&out)
     );
 
-    // A command that runs but starts no proxy: the same.
-    let out = run(env.mcptape(["record", "first", "--", "true"]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // A shell that cannot find its command (127): the same.
+    let out = run(env.mcptape(["record", "first", "--", "sh", "-c", "mcptape-typo-2"]));
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out));
     assert_eq!(std::fs::read(&tape).expect("the tape is back"), before);
     assert_eq!(std::fs::read(&prev).expect(".prev"), prev_before);
     let names: Vec<String> = std::fs::read_dir(env.mcptape_home().join("recordings"))
@@ -40,10 +40,10 @@ fn a_mistyped_command_under_record_puts_the_previous_tape_back() {
 }
 
 #[test]
-fn a_new_session_that_recorded_nothing_leaves_no_empty_tape() {
+fn a_new_session_whose_command_is_mistyped_leaves_no_empty_tape() {
     let env = Env::new();
-    let out = run(env.mcptape(["record", "x2", "--", "true"]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = run(env.mcptape(["record", "x2", "--", "mcptape-typo-3"]));
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out));
     assert!(!env.tape("x2").exists(), "{}", text(&out));
     let out = run(env.mcptape(["list"]));
     assert!(
@@ -184,4 +184,18 @@ fn a_variable_that_is_not_utf8_is_named_so_not_as_unset() {
         "{}",
         text(&out)
     );
+}
+
+/// A command that ran and recorded nothing (yet) keeps its fresh tape: a proxy it started
+/// in the background belongs there, never in the previous recording.
+#[test]
+fn a_command_that_ran_keeps_its_fresh_tape_even_empty() {
+    let env = Env::new();
+    record_echo(&env, "s", "hi", &[]);
+    let before = std::fs::read(env.tape("s")).expect("tape");
+    let out = run(env.mcptape(["record", "s", "--", "true"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(env.tape("s")).expect("tape").len(), 0);
+    let prev = env.mcptape_home().join("recordings/s.prev.ndjson");
+    assert_eq!(std::fs::read(prev).expect(".prev"), before);
 }

@@ -162,7 +162,7 @@ fn a_server_that_closes_its_output_and_lingers_is_said_to_be_stopped_by_mcptape(
     let report = stdout(&out);
     assert!(
         report.contains(
-            "the server did not exit by itself: it was stopped by mcptape (SIGTERM) after the 2s grace"
+            "the server did not exit by itself: it was stopped by mcptape (SIGTERM) after its grace"
         ),
         "{report}"
     );

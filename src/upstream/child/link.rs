@@ -346,9 +346,12 @@ impl Link for ChildLink {
             }
         }
         let status = self.wait_exit().await?;
+        // Ours only if it is what ended it (not an outsider's signal, nor an exit of its
+        // own that came as we signalled).
+        use std::os::unix::process::ExitStatusExt;
         Ok(match self.stopped_by {
-            Some(by) => Closed::Stopped { status, by },
-            None => Closed::Exited(status),
+            Some(by) if status.signal() == Some(by as i32) => Closed::Stopped { status, by },
+            _ => Closed::Exited(status),
         })
     }
 }

@@ -9,7 +9,7 @@
 
 use nix::sys::signal::Signal;
 
-use crate::process::{SIGTERM_GRACE, STDIN_CLOSE_GRACE, Tail};
+use crate::process::Tail;
 use crate::redact::Redactor;
 use crate::upstream::Closed;
 
@@ -48,11 +48,7 @@ fn ended(closed: &Closed) -> String {
     use std::os::unix::process::ExitStatusExt;
     match closed {
         Closed::Stopped { by, .. } => format!(
-            "the server did not exit by itself: it was stopped by mcptape ({by}) after the {}s grace",
-            match by {
-                Signal::SIGKILL => (STDIN_CLOSE_GRACE + SIGTERM_GRACE).as_secs(),
-                _ => STDIN_CLOSE_GRACE.as_secs(),
-            }
+            "the server did not exit by itself: it was stopped by mcptape ({by}) after its grace"
         ),
         Closed::Exited(status) => match (status.code(), status.signal()) {
             (Some(code), _) => format!("the server exited with status {code}"),
