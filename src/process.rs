@@ -65,8 +65,8 @@ pub struct Server {
     pub child: Child,
     /// Its process id, which is also its process group id.
     pub pid: u32,
-    /// The command line, for messages.
-    pub command: String,
+    /// The command line as given; messages show it through [`Server::shown`].
+    argv: Vec<String>,
 }
 
 /// Starts a server: own process group, piped stdin/stdout, inherited stderr, our
@@ -97,9 +97,9 @@ fn spawn(
     cwd: Option<&std::path::Path>,
     stderr: Stdio,
 ) -> Result<Server, ProcessError> {
-    let command = shown_argv(argv);
+    // Redacted only when an error needs it: a proxy's start stays off the redactor.
     let (program, args) = argv.split_first().ok_or_else(|| ProcessError::Spawn {
-        command: command.clone(),
+        command: shown_argv(argv),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
     })?;
     let mut cmd = Command::new(program);
@@ -115,17 +115,17 @@ fn spawn(
     }
     die_with_parent(&mut cmd);
     let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-        command: command.clone(),
+        command: shown_argv(argv),
         source,
     })?;
     let pid = child.id().ok_or_else(|| ProcessError::Spawn {
-        command: command.clone(),
+        command: shown_argv(argv),
         source: std::io::Error::other("the process exited before it could be watched"),
     })?;
     Ok(Server {
         child,
         pid,
-        command,
+        argv: argv.to_vec(),
     })
 }
 
@@ -156,11 +156,17 @@ impl Server {
         let _ = killpg(Pid::from_raw(self.pid as i32), signal);
     }
 
+    /// The command line as messages show it, its credentials redacted.
+    pub fn shown(&self) -> String {
+        shown_argv(&self.argv)
+    }
+
     /// Waits for the server to exit, escalating SIGTERM then SIGKILL after the graces.
     /// Call after its stdin is closed (or when it should go regardless).
     pub async fn stop(&mut self) -> Result<ExitStatus, ProcessError> {
+        let argv = &self.argv;
         let wait_err = |source| ProcessError::Wait {
-            command: self.command.clone(),
+            command: shown_argv(argv),
             source,
         };
         if let Ok(status) = tokio::time::timeout(STDIN_CLOSE_GRACE, self.child.wait()).await {

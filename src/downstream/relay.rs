@@ -264,7 +264,7 @@ async fn supervise(
                     break server.stop().await?;
                 }
             }
-            status = server.child.wait() => break wait_result(status, &server.command)?,
+            status = server.child.wait() => break wait_result(status, &server.shown())?,
             () = sleep_until(kill_at), if kill_at.is_some() => {
                 server.signal(Signal::SIGKILL);
                 kill_at = None;

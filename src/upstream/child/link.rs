@@ -194,7 +194,7 @@ impl ChildLink {
                 let (len, prefix) = self.long.push(&bytes, last)?;
                 crate::term::eprintln_escaped!(
                     "mcptape: warning: server `{}` wrote a line of {len} bytes, longer than the maximum ({} bytes); it was not passed on",
-                    self.server.command,
+                    self.server.shown(),
                     self.max_line
                 );
                 Some(Incoming::Event(oversize_event(len, &prefix)))
@@ -216,7 +216,7 @@ impl ChildLink {
             tokio::select! {
                 status = self.server.child.wait() => {
                     return status.map_err(|source| ProcessError::Wait {
-                        command: self.server.command.clone(),
+                        command: self.server.shown(),
                         source,
                     });
                 }
