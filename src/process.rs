@@ -35,14 +35,12 @@ pub const GAVE_UP_GRACE: Duration = Duration::from_millis(100);
 /// values): a config's `${TOKEN}` expands into the argv, and errors are printed and
 /// reported.
 pub fn shown(display: &str) -> String {
-    let (redactor, _) = crate::redact::Redactor::from_env(&|name| std::env::var(name).ok());
-    redactor.shown(display)
+    crate::redact::Redactor::for_messages().shown(display)
 }
 
 /// [`shown`] of an argv, each credential-named flag's value redacted too.
 fn shown_argv(argv: &[String]) -> String {
-    let (redactor, _) = crate::redact::Redactor::from_env(&|name| std::env::var(name).ok());
-    redactor.shown(&display(&redactor.argv(argv)))
+    crate::redact::Redactor::for_messages().shown_command(argv)
 }
 
 /// The command line as one readable string, for messages.

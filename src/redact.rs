@@ -186,6 +186,13 @@ impl Redactor {
         Redactor::from_env(get)
     }
 
+    /// [`Redactor::from_env`] of this process's environment, built once: for messages
+    /// (errors and warnings that name a command or URL), which may come often.
+    pub fn for_messages() -> &'static Redactor {
+        static MESSAGES: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+        MESSAGES.get_or_init(|| Redactor::from_env(&|name| std::env::var(name).ok()).0)
+    }
+
     /// The rules, with the values of the variables `MCPTAPE_REDACT` names (looked up with
     /// `get`), for everything that is not a recording — `redact`, verify's reports and
     /// `--update`, `servers` — which `MCPTAPE_NO_REDACT` never turns off. Returns warnings

@@ -23,7 +23,6 @@ use crate::framing::MAX_LINE_BYTES;
 use crate::matcher::{self, Glob};
 use crate::mode::{self};
 use crate::outcome::Outcome;
-use crate::process;
 use crate::redact::Redactor;
 use crate::tape::{Tape, safety, store};
 use crate::verify::{self, Played};
@@ -60,15 +59,15 @@ impl cli::Verify {
             Some(_) => crate::style::Paint::of_file(),
             None => crate::style::Paint::of(crate::style::Stream::Stdout),
         };
+        let coverage = coverage::Coverage::of(outcomes, recorded_requests(&tape, &server), broken);
         let ran = report::Ran {
             tape: &path,
             server: &server,
             command: &command,
             conns: &found.conns,
+            coverage: &coverage,
         };
         let report = report::render(self.format, paint, &ran, outcomes, problems);
-        let coverage = coverage::Coverage::of(outcomes, recorded_requests(&tape, &server), broken);
-        let report = coverage::amend(self.format, report, &coverage);
         self.write_report(&report)?;
         if self.format != Format::Text && !problems.is_empty() {
             for p in problems {
@@ -114,7 +113,7 @@ impl cli::Verify {
     fn shown_command(&self, redactor: &Redactor) -> String {
         match &self.url {
             Some(url) => redactor.shown(url),
-            None => redactor.shown(&process::display(&redactor.argv(&self.command))),
+            None => redactor.shown_command(&self.command),
         }
     }
 

@@ -34,6 +34,12 @@ impl Redactor {
         serde_json::from_str::<String>(&redacted).unwrap_or_else(|_| redacted.into_owned())
     }
 
+    /// A command line as one readable string ([`crate::process::display`]), shown as
+    /// [`Redactor::shown`] shows it after [`Redactor::argv`].
+    pub fn shown_command(&self, argv: &[String]) -> String {
+        self.shown(&crate::process::display(&self.argv(argv)))
+    }
+
     /// A command line as [`Redactor::shown`] shows it, one word at a time (the program
     /// first).
     pub fn shown_argv(&self, argv: &[String]) -> Vec<String> {

@@ -135,10 +135,6 @@ pub struct Fresh {
 /// and proves the directory is writable before anything runs.
 pub fn start_fresh(tape: &Path) -> Result<Fresh, TapeError> {
     ensure_dir(tape)?;
-    let open_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| TapeError::Open { path, source }
-    };
     // A link is refused before anything moves: neither it nor its target is rotated.
     safety::check_replace(tape)?;
     let mut fresh = Fresh::default();
@@ -157,12 +153,9 @@ pub fn start_fresh(tape: &Path) -> Result<Fresh, TapeError> {
     match crate::tape::TapeWriter::open(tape) {
         Ok(writer) => drop(writer),
         Err(e) => {
-            // Nothing of the old tapes is left moved aside.
-            if let Some(prev) = &fresh.kept {
-                let _ = fs::rename(prev, tape);
-                if let Some(older) = &fresh.older {
-                    let _ = fs::rename(older, prev);
-                }
+            // Nothing of the old tapes is left moved aside (the error said is the open's).
+            if fresh.kept.is_some() {
+                let _ = restore(tape, &fresh);
             }
             return Err(e);
         }
@@ -173,11 +166,29 @@ pub fn start_fresh(tape: &Path) -> Result<Fresh, TapeError> {
 /// Settles [`start_fresh`] for good: the older `.prev` it kept aside goes.
 pub fn settle_fresh(fresh: &Fresh) -> Result<(), TapeError> {
     match &fresh.older {
-        Some(older) => fs::remove_file(older).map_err(|source| TapeError::Open {
-            path: older.clone(),
-            source,
-        }),
+        Some(older) => fs::remove_file(older).map_err(open_err(older)),
         None => Ok(()),
+    }
+}
+
+/// The error of a file operation on `path`, as [`TapeError::Open`].
+fn open_err(path: &Path) -> impl FnOnce(std::io::Error) -> TapeError {
+    let path = path.to_path_buf();
+    move |source| TapeError::Open { path, source }
+}
+
+/// Puts back what [`start_fresh`] moved aside: the previous tape over the fresh one, and
+/// the older `.prev` over `.prev`; with nothing moved, removes the fresh tape.
+fn restore(tape: &Path, fresh: &Fresh) -> Result<(), TapeError> {
+    match &fresh.kept {
+        Some(prev) => {
+            fs::rename(prev, tape).map_err(open_err(prev))?;
+            if let Some(older) = &fresh.older {
+                fs::rename(older, prev).map_err(open_err(older))?;
+            }
+            Ok(())
+        }
+        None => fs::remove_file(tape).map_err(open_err(tape)),
     }
 }
 
@@ -194,24 +205,12 @@ fn undo_path(prev: &Path) -> PathBuf {
 /// removed. Otherwise the older `.prev` goes. A tape that holds anything, or is no longer
 /// an empty regular file, is left as it is. Returns whether it undid anything.
 pub fn undo_fresh(tape: &Path, fresh: &Fresh) -> Result<bool, TapeError> {
-    let open_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| TapeError::Open { path, source }
-    };
     let empty = fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() == 0);
     if !empty {
         settle_fresh(fresh)?;
         return Ok(false);
     }
-    match &fresh.kept {
-        Some(prev) => {
-            fs::rename(prev, tape).map_err(open_err(prev))?;
-            if let Some(older) = &fresh.older {
-                fs::rename(older, prev).map_err(open_err(older))?;
-            }
-        }
-        None => fs::remove_file(tape).map_err(open_err(tape))?,
-    }
+    restore(tape, fresh)?;
     Ok(true)
 }
 

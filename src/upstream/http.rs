@@ -183,7 +183,7 @@ impl Remote {
     /// credential (`user:password@`, `?access_token=`), and the error is printed, reported
     /// and put on tapes.
     fn unreachable(&self, e: &reqwest::Error) -> HttpError {
-        let (redactor, _) = crate::redact::Redactor::from_env(&|name| std::env::var(name).ok());
+        let redactor = crate::redact::Redactor::for_messages();
         HttpError::Unreachable {
             url: redactor.shown(self.url()),
             why: redactor.shown(&crate::error::chain(e)),

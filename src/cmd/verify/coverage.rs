@@ -10,7 +10,6 @@
 
 use serde_json::json;
 
-use crate::cli::Format;
 use crate::verify::{Class, Played};
 
 /// The counts that tell whether a run checked anything.
@@ -75,6 +74,20 @@ impl Coverage {
         })
     }
 
+    /// The JSON report's last line when nothing was compared: `{"warning": …,
+    /// "compared": 0, …}` (every other line is one call).
+    pub fn json_line(&self) -> Option<String> {
+        self.warning().map(|warning| {
+            json!({
+                "warning": warning,
+                "compared": self.compared,
+                "skipped": self.skipped,
+                "requests": self.requests,
+            })
+            .to_string()
+        })
+    }
+
     /// Whether `--fail-on-skip` fails this run.
     pub fn fails_on_skip(&self) -> bool {
         self.skipped > 0 || self.compared == 0
@@ -85,48 +98,24 @@ fn requests(n: usize) -> String {
     format!("{n} recorded request{}", if n == 1 { "" } else { "s" })
 }
 
-/// The report with the warning in it: appended to the text report's first line (its
-/// summary), or as a last JSON line `{"warning": …, "compared": 0, …}`. JUnit already
-/// counts its skipped cases; the github report gains a `::warning` before its last line,
-/// the `::notice` with the counts.
-pub(super) fn amend(format: Format, report: String, coverage: &Coverage) -> String {
-    let Some(warning) = coverage.warning() else {
-        return report;
-    };
-    match format {
-        Format::Text => match report.split_once('\n') {
-            Some((summary, rest)) => format!("{summary}; WARNING: {warning}\n{rest}"),
-            None => format!("{report}; WARNING: {warning}\n"),
-        },
-        Format::Json => {
-            let line = json!({
-                "warning": warning,
-                "compared": coverage.compared,
-                "skipped": coverage.skipped,
-                "requests": coverage.requests,
-            });
-            format!("{report}{line}\n")
-        }
-        Format::Junit => report,
-        Format::Github => {
-            let note = crate::github::Annotation::new(crate::github::Level::Warning, warning)
-                .titled("mcptape verify: nothing compared");
-            // The `::notice` with the counts stays last.
-            let body = report.strip_suffix('\n').unwrap_or(&report);
-            match body.rsplit_once('\n') {
-                Some((before, last)) if last.starts_with("::notice") => {
-                    format!("{before}\n{note}\n{last}\n")
-                }
-                None if body.starts_with("::notice") => format!("{note}\n{body}\n"),
-                _ => format!("{report}{note}\n"),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::Format;
+    use crate::cmd::verify::report::{Ran, render};
+    use crate::style::Paint;
+
+    /// The report of a run that played nothing, in `format`.
+    fn rendered(format: Format, coverage: &Coverage) -> String {
+        let ran = Ran {
+            tape: std::path::Path::new("t"),
+            server: "x",
+            command: "srv",
+            conns: &[],
+            coverage,
+        };
+        render(format, Paint::PLAIN, &ran, &[], &[])
+    }
 
     fn cov(compared: usize, skipped: usize, requests: usize) -> Coverage {
         Coverage {
@@ -155,23 +144,18 @@ mod tests {
 
     #[test]
     fn the_github_warning_comes_before_the_notice_with_the_counts() {
-        let report = "::warning file=t::skipped\n::notice file=t::0 same\n".to_owned();
-        let out = amend(Format::Github, report, &cov(0, 1, 1));
+        let out = rendered(Format::Github, &cov(0, 1, 1));
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 3, "{out}");
-        assert!(lines[1].starts_with("::warning") && lines[1].contains("nothing compared"));
-        assert!(lines[2].starts_with("::notice"), "{out}");
-        let only = amend(Format::Github, "::notice::0 same\n".into(), &cov(0, 0, 0));
-        assert!(only.ends_with("\n::notice::0 same\n"), "{only}");
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines[0].starts_with("::warning") && lines[0].contains("nothing compared"));
+        assert!(lines[1].starts_with("::notice"), "{out}");
     }
 
     #[test]
     fn a_run_that_compared_something_is_not_warned_about() {
         assert_eq!(cov(1, 1, 2).warning(), None);
-        assert_eq!(
-            amend(Format::Text, "a\nb\n".into(), &cov(1, 0, 1)),
-            "a\nb\n"
-        );
+        assert!(!rendered(Format::Text, &cov(1, 0, 1)).contains("WARNING"));
+        assert_eq!(cov(1, 0, 1).json_line(), None);
         assert!(cov(1, 1, 2).fails_on_skip());
         assert!(!cov(2, 0, 2).fails_on_skip());
     }
@@ -179,17 +163,13 @@ mod tests {
     #[test]
     fn a_run_that_compared_nothing_says_so_on_its_summary_line_and_in_json() {
         let all_skipped = cov(0, 2, 2);
-        let text = amend(
-            Format::Text,
-            "verify x: 0 same, 2 skipped\nskipped …\n".into(),
-            &all_skipped,
-        );
+        let text = rendered(Format::Text, &all_skipped);
         assert!(
-            text.starts_with("verify x: 0 same, 2 skipped; WARNING: nothing was compared: 2 recorded requests skipped"),
+            text.starts_with("verify `t` (server `x`) against `srv`: 0 same, 0 changed; WARNING: nothing was compared: 2 recorded requests skipped"),
             "{text}"
         );
-        assert!(text.ends_with("\nskipped …\n"), "{text}");
-        let json = amend(Format::Json, String::new(), &all_skipped);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        let json = rendered(Format::Json, &all_skipped);
         let v: serde_json::Value = serde_json::from_str(json.trim()).expect("one JSON line");
         assert_eq!(v["compared"], 0);
         assert_eq!(v["skipped"], 2);

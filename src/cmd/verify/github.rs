@@ -12,10 +12,11 @@ use crate::verify::{Class, Played};
 
 /// The annotations, one line each.
 pub(super) fn report(
-    tape: &Path,
+    ran: &super::report::Ran<'_>,
     outcomes: &[Played],
     problems: &[super::report::Problem],
 ) -> String {
+    let tape = ran.tape;
     let mut notes: Vec<Annotation> = outcomes.iter().filter_map(|o| call(tape, o)).collect();
     notes.extend(problems.iter().map(|p| {
         Annotation::new(Level::Error, p.to_string())
@@ -28,6 +29,11 @@ pub(super) fn report(
         .map(|(c, n)| format!("{n} {}", c.as_str()))
         .collect::<Vec<_>>()
         .join(", ");
+    if let Some(warning) = ran.coverage.warning() {
+        notes.push(
+            Annotation::new(Level::Warning, warning).titled("mcptape verify: nothing compared"),
+        );
+    }
     notes.push(
         Annotation::new(Level::Notice, summary)
             .at(tape, None)

@@ -24,6 +24,8 @@ pub(super) struct Ran<'a> {
     pub command: &'a str,
     /// The ids of the connections played, in tape order.
     pub conns: &'a [String],
+    /// What was compared: each report says so when it is nothing.
+    pub coverage: &'a super::coverage::Coverage,
 }
 
 /// What kept a connection's run from being complete. Its text may span lines (a server's
@@ -52,11 +54,18 @@ pub(super) fn render(
 ) -> String {
     match format {
         Format::Text => text_report(paint, ran, outcomes, problems),
-        Format::Github => super::github::report(ran.tape, outcomes, problems),
-        Format::Json => outcomes
-            .iter()
-            .map(|o| format!("{}\n", crate::term::json_compact(o)))
-            .collect(),
+        Format::Github => super::github::report(ran, outcomes, problems),
+        Format::Json => {
+            let mut out: String = outcomes
+                .iter()
+                .map(|o| format!("{}\n", crate::term::json_compact(o)))
+                .collect();
+            if let Some(line) = ran.coverage.json_line() {
+                out.push_str(&line);
+                out.push('\n');
+            }
+            out
+        }
         Format::Junit => junit_report(ran.server, outcomes, problems),
     }
 }
@@ -131,6 +140,9 @@ fn text_report(paint: Paint, ran: &Ran<'_>, outcomes: &[Played], problems: &[Pro
     ))
     .into_owned();
     out.push_str(&summary);
+    if let Some(warning) = ran.coverage.warning() {
+        out.push_str(&crate::term::line(&format!("; WARNING: {warning}")));
+    }
     out.push('\n');
     // Connection by connection; anything of a connection not listed comes last.
     let listed = |conn: &str| ran.conns.iter().any(|c| c == conn);

@@ -35,7 +35,7 @@ pub(super) async fn said(closed: &Closed, tail: Option<&mut Tail>, redactor: &Re
             );
             for line in lines {
                 out.push_str("\n  ");
-                out.push_str(&redacted(redactor, &line));
+                out.push_str(&redactor.shown(&line));
             }
             out
         }
@@ -60,14 +60,6 @@ fn ended(closed: &Closed) -> String {
         },
         _ => "the server ended".to_owned(),
     }
-}
-
-/// One line of the server's stderr with its secrets replaced: the rules of a JSON string,
-/// as the command line's.
-fn redacted(redactor: &Redactor, line: &str) -> String {
-    let quoted = serde_json::Value::from(line).to_string();
-    let done = redactor.message(&quoted);
-    serde_json::from_str::<String>(&done).unwrap_or_else(|_| done.into_owned())
 }
 
 #[cfg(test)]
@@ -96,7 +88,7 @@ mod tests {
     #[test]
     fn a_stderr_line_is_redacted_like_the_command_line() {
         let r = Redactor::new(&["hunter2-secret-value".to_owned()]);
-        let line = redacted(&r, "auth \"failed\" for hunter2-secret-value");
+        let line = r.shown("auth \"failed\" for hunter2-secret-value");
         assert_eq!(line, "auth \"failed\" for [REDACTED]");
     }
 }
