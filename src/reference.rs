@@ -229,8 +229,11 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: "MCPTAPE_REDACT",
-        commands: &["record", "proxy", "call", "tools", "redact"],
-        meaning: "comma-separated names of variables whose values are redacted from tapes",
+        commands: &[
+            "record", "proxy", "call", "tools", "redact", "verify", "servers",
+        ],
+        meaning: "comma-separated names of variables whose values are redacted from tapes, \
+                  reports and listings",
     },
     Var {
         name: "MCPTAPE_NO_REDACT",

@@ -41,8 +41,14 @@ impl cli::Man {
         let page_of = match &self.subcommand {
             None => cmd,
             Some(name) => {
-                let Some(sub) = cmd.find_subcommand(name) else {
-                    let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
+                // clap's own `help` subcommand has no page.
+                let page = |s: &&clap::Command| s.get_name() != "help";
+                let Some(sub) = cmd.find_subcommand(name).filter(page) else {
+                    let names: Vec<&str> = cmd
+                        .get_subcommands()
+                        .filter(page)
+                        .map(|s| s.get_name())
+                        .collect();
                     return Err(Error::Usage(format!(
                         "no subcommand `{}`: the pages are {}",
                         name,

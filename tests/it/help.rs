@@ -79,6 +79,10 @@ fn the_manual_pages_render_with_man_and_name_their_subcommands() {
         "{shown}"
     );
 
+    // clap's `help` subcommand has no page of its own.
+    let help = run(env.mcptape(["man", "help"]));
+    assert_eq!(help.status.code(), Some(2), "{}", text(&help));
+
     let bad = run(env.mcptape(["man", "nope"]));
     assert_eq!(bad.status.code(), Some(2));
     assert!(

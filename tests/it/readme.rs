@@ -250,15 +250,23 @@ fn flags_in(text: &str) -> Vec<String> {
 /// The subcommands `mcptape --help` lists.
 fn subcommands() -> Vec<String> {
     let out = run(Env::new().mcptape(["--help"]));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.lines()
+    assert!(out.status.success(), "{}", text(&out));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let commands: Vec<String> = help
+        .lines()
         .skip_while(|l| *l != "Commands:")
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
         .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .filter(|c| c != "help")
-        .collect()
+        .collect();
+    // A heading that stopped matching would check nothing.
+    assert!(
+        commands.len() >= 10,
+        "the subcommands of --help: {commands:?}"
+    );
+    commands
 }
 
 /// Each command page: its synopses (the `mcptape …` code spans of its `# ` headings) by
