@@ -358,7 +358,7 @@ impl<L: Link> Player<'_, L> {
                 "not played: the server refused to initialize: {}",
                 live.value()["error"]
             );
-            self.run.problems.push(why.clone());
+            // Said once, as the connection's problem, when it finishes.
             self.gone = Some(why);
             self.run.broken = true;
         }

@@ -24,10 +24,6 @@ fn call(env: &Env, args: &[&str]) -> Output {
     run(env.mcptape(["call"]).args(args))
 }
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn call_the_example_server() {
     let env = Env::new();

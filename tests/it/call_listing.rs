@@ -9,10 +9,6 @@ use serde_json::Value;
 
 use crate::support::*;
 
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn with_example_config(env: &Env) {
     let config = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
     std::fs::write(env.path(".mcp.json"), config.to_string()).expect("config");

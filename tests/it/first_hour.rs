@@ -199,3 +199,27 @@ fn a_command_that_ran_keeps_its_fresh_tape_even_empty() {
     let prev = env.mcptape_home().join("recordings/s.prev.ndjson");
     assert_eq!(std::fs::read(prev).expect(".prev"), before);
 }
+
+#[test]
+fn a_server_that_cannot_be_reached_is_one_problem_not_two() {
+    let env = Env::new();
+    record_echo(&env, "keep", "hi", &[]);
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let out = run(env.mcptape([
+        "verify",
+        "keep",
+        "--url",
+        &format!("http://127.0.0.1:{port}/mcp"),
+    ]));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let problems = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("problem"))
+        .count();
+    assert_eq!(problems, 1, "{}", text(&out));
+}

@@ -8,10 +8,6 @@ use serde_json::Value;
 use crate::colour::echo_tape;
 use crate::support::*;
 
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Every annotation is one line with no control character in it.
 fn assert_one_line_each(text: &str) {
     for line in text.lines() {

@@ -86,10 +86,6 @@ fn config(env: &Env) -> PathBuf {
     path
 }
 
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn a_command_without_dashdash_is_told_where_to_put_it() {
     let env = Env::new();

@@ -169,6 +169,11 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A finished process's stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Output as text, for assertion messages.
 pub fn text(out: &Output) -> String {
     format!(

@@ -8,10 +8,6 @@ use crate::http::HttpServer;
 
 use crate::support::*;
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Records the Python SDK client's `example` scenario (which lists the tools, so their
 /// read-only annotations are in the tape) against the example server.
 fn record_example(env: &Env) {

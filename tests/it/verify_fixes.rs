@@ -11,11 +11,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// What the command wrote on stdout, as text.
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// A tape line of the example server's connection `c-1`.
