@@ -188,10 +188,11 @@ fn sigint_reaches_the_binary_when_the_launchers_terminal_is_not_in_the_foregroun
         }
     });
     let mut stderr = child.stderr.take().expect("stderr");
-    let errors = std::thread::spawn(move || {
+    let (etx, erx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut text = String::new();
         let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-        text
+        let _ = etx.send(text);
     });
 
     // The binary answers `initialize`: the launcher's handlers are in place.
@@ -210,7 +211,11 @@ fn sigint_reaches_the_binary_when_the_launchers_terminal_is_not_in_the_foregroun
     .expect("SIGINT the launcher");
     // The pty stays open (`master` lives on): only the SIGINT passed on ends the binary.
     let status = wait_child(&mut child);
-    let errors = errors.join().expect("stderr");
+    // The binary holds the stderr too: it closes only once the binary is gone (a launcher
+    // that died of the SIGINT without passing it on leaves the binary running).
+    let errors = erx
+        .recv_timeout(DEADLINE)
+        .expect("stderr closed: the SIGINT reached the binary");
     assert!(
         status.code() == Some(130) || status.signal() == Some(2),
         "{status:?} {errors}"
