@@ -5,6 +5,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::framing::MAX_LINE_BYTES;
 
+mod agents;
+#[allow(unused_imports)] // until install and import use them (issue 15)
+pub use agents::{AgentName, Scope, Targets, TranscriptAgent};
+pub use agents::{Import, Install, Scan, Uninstall};
+
 /// What `record --help` says before its lists: how to play back what it recorded.
 const RECORD_NOTES: &str = "\
 Play back what it recorded: `mcptape replay SESSION -- CMD` runs CMD again with
@@ -89,6 +94,14 @@ pub enum Command {
     Show(Show),
     /// List the recorded sessions.
     List(List),
+    /// Wrap the MCP servers in agents' configs with `mcptape proxy` (keeping every other setting).
+    Install(Install),
+    /// Restore the entries `install` wrapped to exactly what they were.
+    Uninstall(Uninstall),
+    /// Turn an agent's past sessions (Claude Code, Codex) into tapes of their MCP calls.
+    Import(Import),
+    /// List an agent's past sessions and the MCP calls they made, per server.
+    Scan(Scan),
     /// Print a completion script for a shell (bash, zsh, fish, powershell, elvish).
     Completions(Completions),
     /// Print the manual page (roff), for `man -l -` or a `man1` directory.

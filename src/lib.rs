@@ -47,6 +47,8 @@
 //! The modules are private; what other crates (the binary, the tests, the benchmarks and
 //! the fuzz targets) use is re-exported below.
 
+#[allow(dead_code)] // until install and import use it (issue 15)
+mod agents;
 mod cli;
 mod cmd;
 mod config;
@@ -58,6 +60,8 @@ mod error;
 mod framing;
 mod github;
 mod ids;
+#[allow(dead_code)] // until import uses it (issue 15)
+mod import;
 mod layer;
 mod matcher;
 mod message;

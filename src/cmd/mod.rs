@@ -3,11 +3,14 @@
 
 pub mod call;
 pub mod help;
+pub mod import;
+pub mod install;
 pub mod list;
 pub mod proxy;
 pub mod record;
 pub mod redact;
 pub mod replay;
+pub mod scan;
 pub mod servers;
 pub mod show;
 pub mod tools;
@@ -32,6 +35,10 @@ impl Cli {
             Command::Redact(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::List(c) => c.run(),
+            Command::Install(c) => c.run(),
+            Command::Uninstall(c) => c.run(),
+            Command::Import(c) => c.run(),
+            Command::Scan(c) => c.run(),
             Command::Completions(c) => c.run(),
             Command::Man(c) => c.run(),
         }

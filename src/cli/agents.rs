@@ -1,0 +1,118 @@
+//! The clap types of the agent commands: `install`, `uninstall`, `import` and `scan`.
+//! Data only; their behaviour is in `cmd/install.rs`, `cmd/import.rs` and `cmd/scan.rs`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// An agent whose MCP config `install` edits (`--agent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum AgentName {
+    /// Claude Code: `.mcp.json`, `~/.claude.json` (top level and `projects["<cwd>"]`).
+    ClaudeCode,
+    /// Claude Desktop: its per-OS `claude_desktop_config.json`.
+    ClaudeDesktop,
+    /// Cursor: `~/.cursor/mcp.json`, `.cursor/mcp.json`.
+    Cursor,
+    /// VS Code: `.vscode/mcp.json` and the user profile's `mcp.json` (key `servers`).
+    Vscode,
+    /// Windsurf: `~/.codeium/windsurf/mcp_config.json`.
+    Windsurf,
+    /// Codex CLI: `$CODEX_HOME/config.toml` (`[mcp_servers.NAME]`).
+    Codex,
+    /// Gemini CLI: `~/.gemini/settings.json`, `.gemini/settings.json`.
+    Gemini,
+    /// Zed: `settings.json` `context_servers` (user and `.zed/settings.json`).
+    Zed,
+    /// Cline: `cline_mcp_settings.json` in the VS Code extension's storage.
+    Cline,
+    /// Goose: `~/.config/goose/config.yaml` (`extensions`).
+    Goose,
+}
+
+/// Which of an agent's config files (`--scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// The user's own files (in the home directory).
+    User,
+    /// The files of the project in the working directory (and, for Claude Code, the
+    /// project's entry in `~/.claude.json`).
+    Project,
+}
+
+/// What `install` and `uninstall` act on.
+#[derive(Debug, Args)]
+pub struct Targets {
+    /// Only this agent's files (repeatable). Without it: every agent whose files exist.
+    #[arg(long = "agent", value_name = "AGENT", value_enum)]
+    pub agents: Vec<AgentName>,
+    /// Only the files of this scope. Without it: both, where the agent has both.
+    #[arg(long, value_enum, value_name = "SCOPE")]
+    pub scope: Option<Scope>,
+    /// Only the servers of this name (repeatable).
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// Print what would change as a unified diff per file, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `mcptape install [--agent A]... [--scope user|project] [--server NAME]... [--dry-run]`
+#[derive(Debug, Args)]
+#[command(after_long_help = crate::reference::for_command("install", ""))]
+pub struct Install {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub targets: Targets,
+    /// List the agents' files found, each server in them, and whether it is wrapped;
+    /// change nothing.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub list: bool,
+    /// How a wrapped entry starts mcptape: this program (and words), instead of the
+    /// absolute path of this binary: `--command mcptape`, `--command 'npx -y mcptape'`.
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+}
+
+/// `mcptape uninstall [--agent A]... [--scope user|project] [--server NAME]... [--dry-run]`
+#[derive(Debug, Args)]
+#[command(after_long_help = crate::reference::for_command("uninstall", ""))]
+pub struct Uninstall {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub targets: Targets,
+}
+
+/// An agent whose past sessions `import` and `scan` read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum TranscriptAgent {
+    /// Claude Code: `~/.claude/projects/<escaped cwd>/<session>.jsonl`.
+    ClaudeCode,
+    /// Codex CLI: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`.
+    Codex,
+}
+
+/// `mcptape import claude-code|codex [PATH]...`
+#[derive(Debug, Args)]
+#[command(after_long_help = crate::reference::for_command("import", ""))]
+pub struct Import {
+    /// Whose transcripts these are.
+    #[arg(value_enum, value_name = "AGENT")]
+    pub agent: TranscriptAgent,
+    /// Transcript files or directories to import. Without one: every session of the
+    /// agent found in its usual place.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// `mcptape scan [--agent A]... [--import]`
+#[derive(Debug, Args)]
+#[command(after_long_help = crate::reference::for_command("scan", ""))]
+pub struct Scan {
+    /// Only this agent's sessions (repeatable). Without it: every agent's.
+    #[arg(long = "agent", value_name = "AGENT", value_enum)]
+    pub agents: Vec<TranscriptAgent>,
+    /// Also import every session found that made MCP calls (as `mcptape import` does).
+    #[arg(long)]
+    pub import: bool,
+}
