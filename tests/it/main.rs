@@ -3,6 +3,7 @@
 //! server-everything, mcporter's tapes). Run `tests/peers/install` first.
 
 mod action;
+mod agents_live;
 mod bad_input;
 mod call;
 mod call_listing;
