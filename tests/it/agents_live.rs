@@ -132,6 +132,10 @@ fn agent_env(cmd: &mut Command, env: &Env) {
         .env(
             "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
             env.path("etc/gemini-cli/system-defaults.json"),
+        )
+        .env(
+            "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+            env.path("home/.gemini/trustedFolders.json"),
         );
 }
 
@@ -210,6 +214,26 @@ impl Agent {
         }
     }
 
+    /// Asserts that the agent said neither `a` nor `b` is connected (and still listed
+    /// them: both agents exit 0 either way).
+    fn assert_none_connected(&self, out: &Output) {
+        let all = format!("{}\n{}", stdout(out), stderr(out));
+        for server in ["a", "b"] {
+            assert!(
+                !all.lines().any(|l| (self.connected)(l.trim_end(), server)),
+                "{}: server `{server}` is connected:\n{}",
+                self.name,
+                text(out)
+            );
+            assert!(
+                all.lines().any(|l| l.contains(&format!("{server}: "))),
+                "{}: server `{server}` is not listed:\n{}",
+                self.name,
+                text(out)
+            );
+        }
+    }
+
     fn read(&self) -> Vec<u8> {
         std::fs::read(&self.config)
             .unwrap_or_else(|e| panic!("read {}: {e}", self.config.display()))
@@ -247,9 +271,9 @@ fn hand_wrap(agent: &Agent) {
         e["command"] = json!(argv[0]);
         e["args"] = json!(argv[1..]);
     }
-    let mut text = serde_json::to_vec_pretty(&config).expect("serialize");
-    text.push(b'\n');
-    agent.write(&text);
+    let mut bytes = serde_json::to_vec_pretty(&config).expect("serialize");
+    bytes.push(b'\n');
+    agent.write(&bytes);
 }
 
 /// The tape's connections, in order of first appearance: (server, its entries).
@@ -318,7 +342,9 @@ fn record_and_replay(env: &Env, agent: &Agent, servers: &Servers) {
         agent.config.display()
     );
 
+    // Gone: run live, the agent cannot connect to either.
     servers.remove();
+    agent.assert_none_connected(&agent.direct(env));
     let replayed = agent.under(env, "replay");
     assert_replayed_ok(&replayed);
     agent.assert_connected(&replayed);
@@ -370,10 +396,39 @@ fn gemini_mcp_list_records_and_replays_with_the_servers_gone() {
             "b": entry(&servers.b, json!({"trust": false})),
         }
     });
-    let mut text = serde_json::to_vec_pretty(&settings).expect("serialize");
-    text.push(b'\n');
-    agent.write(&text);
+    let mut bytes = serde_json::to_vec_pretty(&settings).expect("serialize");
+    bytes.push(b'\n');
+    agent.write(&bytes);
 
     hand_wrap(&agent);
     record_and_replay(&env, &agent, &servers);
+
+    // Without folder trust turned off, the folder is untrusted and Gemini starts no
+    // server at all: the replay fails, naming the unused connections, instead of passing
+    // an agent that connected nothing. (A second Gemini home, the wrapped settings less
+    // `security`; Gemini skips system settings under a world-writable /tmp.)
+    let mut untrusted: Value = serde_json::from_slice(&agent.read()).expect("JSON");
+    untrusted
+        .as_object_mut()
+        .expect("object")
+        .remove("security");
+    let home = env.path("untrusted-home");
+    std::fs::create_dir_all(home.join(".gemini")).expect("untrusted home");
+    std::fs::write(home.join(".gemini/settings.json"), untrusted.to_string())
+        .expect("write untrusted settings");
+    let mut cmd = env.mcptape(["replay", "s", "--"]);
+    cmd.args(&agent.argv);
+    agent_env(&mut cmd, &env);
+    let out = run(cmd.env("GEMINI_CLI_HOME", &home));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    agent.assert_none_connected(&out);
+    assert!(
+        stderr(&out).contains("folder is untrusted"),
+        "{}",
+        text(&out)
+    );
+    for s in ["a", "b"] {
+        let unused = format!("UNUSED   server `{s}`");
+        assert!(stderr(&out).contains(&unused), "{}", text(&out));
+    }
 }
