@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::framing::MAX_LINE_BYTES;
 
 mod agents;
-#[allow(unused_imports)] // until install and import use them (issue 15)
+#[allow(unused_imports)] // until import uses TranscriptAgent (issue 15)
 pub use agents::{AgentName, Scope, Targets, TranscriptAgent};
 pub use agents::{Import, Install, Scan, Uninstall};
 
