@@ -149,6 +149,8 @@ struct Agent {
     argv: Vec<String>,
     /// Whether a line of its output says that `server` is connected.
     connected: fn(&str, &str) -> bool,
+    /// Variables of every command of the round trip (install, the agent, uninstall).
+    vars: Vec<(&'static str, PathBuf)>,
 }
 
 impl Agent {
@@ -165,6 +167,7 @@ impl Agent {
             connected: |line, server| {
                 line.starts_with(&format!("{server}: ")) && line.ends_with(" - ✔ Connected")
             },
+            vars: Vec::new(),
         }
     }
 
@@ -181,23 +184,48 @@ impl Agent {
             connected: |line, server| {
                 line.starts_with(&format!("✓ {server}: ")) && line.ends_with(" - Connected")
             },
+            vars: Vec::new(),
         }
+    }
+
+    /// Claude Code with `CLAUDE_CONFIG_DIR` set: its config is `$CLAUDE_CONFIG_DIR/.claude.json`.
+    fn claude_code_in(env: &Env, dir: &str) -> Agent {
+        let dir = env.path(dir);
+        Agent {
+            config: dir.join(".claude.json"),
+            vars: vec![("CLAUDE_CONFIG_DIR", dir)],
+            ..Agent::claude_code(env)
+        }
+    }
+
+    /// A command of the round trip, with the agents' variables.
+    fn prepare(&self, env: &Env, mut cmd: Command) -> Command {
+        agent_env(&mut cmd, env);
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        cmd
     }
 
     /// The agent run directly.
     fn direct(&self, env: &Env) -> Output {
         let mut cmd = env.cmd(&self.argv[0]);
         cmd.args(&self.argv[1..]);
-        agent_env(&mut cmd, env);
-        run(cmd)
+        run(self.prepare(env, cmd))
     }
 
     /// `mcptape MODE s -- AGENT…`.
     fn under(&self, env: &Env, mode: &str) -> Output {
         let mut cmd = env.mcptape([mode, "s", "--"]);
         cmd.args(&self.argv);
-        agent_env(&mut cmd, env);
-        run(cmd)
+        run(self.prepare(env, cmd))
+    }
+
+    /// `mcptape install|uninstall --agent NAME`, which must succeed.
+    fn mcptape(&self, env: &Env, command: &str) -> Output {
+        let out = run(self.prepare(env, env.mcptape([command, "--agent", self.name])));
+        assert!(out.status.success(), "{command}: {}", text(&out));
+        out
     }
 
     /// Asserts that the agent said `a` and `b` are connected (Claude Code lists on
@@ -244,36 +272,6 @@ impl Agent {
         std::fs::write(&self.config, bytes)
             .unwrap_or_else(|e| panic!("write {}: {e}", self.config.display()));
     }
-}
-
-/// An stdio entry of `command` and `args`, with the members a user's entry has beside
-/// them (kept by the wrapping).
-fn entry(argv: &[String], extra: Value) -> Value {
-    let mut e = json!({"command": argv[0], "args": argv[1..]});
-    for (k, v) in extra.as_object().expect("object") {
-        e[k] = v.clone();
-    }
-    e
-}
-
-/// Wraps each server of the config in `mcptape proxy --server NAME -- …`, by hand.
-fn hand_wrap(agent: &Agent) {
-    let mut config: Value = serde_json::from_slice(&agent.read()).expect("config is JSON");
-    let servers = config["mcpServers"]
-        .as_object_mut()
-        .expect("mcpServers is an object");
-    for (name, e) in servers.iter_mut() {
-        let mut real = vec![e["command"].as_str().expect("command").to_owned()];
-        for a in e["args"].as_array().expect("args") {
-            real.push(a.as_str().expect("arg").to_owned());
-        }
-        let argv = proxy_argv(name, &real);
-        e["command"] = json!(argv[0]);
-        e["args"] = json!(argv[1..]);
-    }
-    let mut bytes = serde_json::to_vec_pretty(&config).expect("serialize");
-    bytes.push(b'\n');
-    agent.write(&bytes);
 }
 
 /// The tape's connections, in order of first appearance: (server, its entries).
@@ -356,70 +354,205 @@ fn record_and_replay(env: &Env, agent: &Agent, servers: &Servers) {
     );
 }
 
-#[test]
-fn claude_code_mcp_list_records_and_replays_with_the_servers_gone() {
-    let env = Env::new();
-    let servers = Servers::new(&env);
-    let agent = Agent::claude_code(&env);
-    let config = json!({"mcpServers": {
-        "a": entry(&servers.a, json!({"type": "stdio", "env": {"GREETING": "hi"}})),
-        "b": entry(&servers.b, json!({"type": "stdio"})),
-    }});
-    agent.write(config.to_string().as_bytes());
-    // Claude Code's first start writes its own state into the file; a user's file has it.
-    let first = agent.direct(&env);
-    agent.assert_connected(&first);
+/// A config's text as JSON: whole-line `//` comments (the Gemini CLI allows them) left out.
+fn json_of(bytes: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(bytes);
+    let json: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// A JSON pointer to `server`'s entry in `container` (a path of keys).
+fn pointer(container: &[&str], server: &str) -> String {
+    container
+        .iter()
+        .chain([&server])
+        .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+        .collect()
+}
+
+/// `mcptape install --agent NAME`: each entry at `entries` (JSON pointers) becomes
+/// `mcptape proxy --server NAME -- <its command and args>` with its other members kept,
+/// and running it again changes nothing. Returns the original bytes.
+fn install(env: &Env, agent: &Agent, entries: &[(&str, String)]) -> Vec<u8> {
     let original = agent.read();
-    let state: Value = serde_json::from_slice(&original).expect("JSON");
+    agent.mcptape(env, "install");
+    let installed = agent.read();
+    let (before, after) = (json_of(&original), json_of(&installed));
+    for (server, at) in entries {
+        let (was, now) = (before.pointer(at), after.pointer(at));
+        let (Some(was), Some(now)) = (was, now) else {
+            panic!(
+                "no `{server}` at {at}:\n{}",
+                String::from_utf8_lossy(&installed)
+            );
+        };
+        let mut argv = vec![
+            json!("proxy"),
+            json!("--server"),
+            json!(server),
+            json!("--"),
+        ];
+        argv.push(was["command"].clone());
+        argv.extend(was["args"].as_array().expect("args").iter().cloned());
+        assert_eq!(now["command"], json!(bin()), "{now}");
+        assert_eq!(now["args"], Value::Array(argv), "{now}");
+        let others = |e: &Value| {
+            let mut e = e.as_object().expect("entry").clone();
+            e.remove("command");
+            e.remove("args");
+            e
+        };
+        assert_eq!(
+            others(now),
+            others(was),
+            "`{server}`'s other members are kept"
+        );
+    }
+    let again = agent.mcptape(env, "install");
+    assert!(
+        agent.read() == installed,
+        "a second install changed the file"
+    );
+    assert!(
+        stderr(&again).contains("nothing to change"),
+        "{}",
+        text(&again)
+    );
+    original
+}
+
+/// `mcptape uninstall --agent NAME` gives back the original file, byte for byte.
+fn uninstall(env: &Env, agent: &Agent, original: &[u8]) {
+    agent.mcptape(env, "uninstall");
+    let now = agent.read();
+    similar_asserts::assert_eq!(
+        String::from_utf8_lossy(&now),
+        String::from_utf8_lossy(original)
+    );
+    assert!(
+        now == original,
+        "not byte-identical: {}",
+        agent.config.display()
+    );
+}
+
+/// The Claude Code round trip: `a` at the top level of its config, `b` in
+/// `projects["<cwd>"]` (Claude Code's local scope).
+fn claude_code_round_trip(env: &Env, agent: &Agent) {
+    let servers = Servers::new(env);
+    let cwd = env.dir.path().to_string_lossy().into_owned();
+    let config = json!({
+        "mcpServers": {"a": entry(&servers.a, json!({"type": "stdio", "env": {"GREETING": "hi"}}))},
+        "projects": {cwd.as_str(): {"mcpServers": {"b": entry(&servers.b, json!({"type": "stdio"}))}}},
+    });
+    agent.write(config.to_string().as_bytes());
+    // Claude Code's first start writes its own state into the file (a user's file has
+    // it); from then on it leaves the file alone.
+    let first = agent.direct(env);
+    agent.assert_connected(&first);
+    let state = json_of(&agent.read());
+    assert_eq!(state["mcpServers"], config["mcpServers"]);
     assert_eq!(
-        state["mcpServers"], config["mcpServers"],
-        "first start kept the servers"
+        state["projects"][&cwd]["mcpServers"],
+        config["projects"][&cwd]["mcpServers"]
     );
 
-    hand_wrap(&agent);
-    record_and_replay(&env, &agent, &servers);
+    let entries = [
+        ("a", pointer(&["mcpServers"], "a")),
+        ("b", pointer(&["projects", &cwd, "mcpServers"], "b")),
+    ];
+    let original = install(env, agent, &entries);
+    record_and_replay(env, agent, &servers);
+    uninstall(env, agent, &original);
+}
+
+/// An stdio entry of `argv` with these other members.
+fn entry(argv: &[String], others: Value) -> Value {
+    let mut e = json!({"command": argv[0], "args": argv[1..]});
+    for (k, v) in others.as_object().expect("object") {
+        e[k] = v.clone();
+    }
+    e
 }
 
 #[test]
-fn gemini_mcp_list_records_and_replays_with_the_servers_gone() {
+fn claude_code_install_record_replay_uninstall() {
+    let env = Env::new();
+    claude_code_round_trip(&env, &Agent::claude_code(&env));
+}
+
+#[test]
+fn claude_code_with_claude_config_dir_install_record_replay_uninstall() {
+    let env = Env::new();
+    let agent = Agent::claude_code_in(&env, "claude-config");
+    claude_code_round_trip(&env, &agent);
+    assert!(
+        !env.path("home/.claude.json").exists(),
+        "~/.claude.json was made although CLAUDE_CONFIG_DIR is set"
+    );
+}
+
+/// The Gemini CLI's folder-trust setting, one line of the test's settings.
+const TRUST_OFF: &str = r#"  "security": { "folderTrust": { "enabled": false } },"#;
+
+#[test]
+fn gemini_install_record_replay_uninstall() {
     let env = Env::new();
     let servers = Servers::new(&env);
     let agent = Agent::gemini(&env);
-    // Untrusted folders suppress every server: folder trust is off in the test home.
-    let settings = json!({
-        "security": {"folderTrust": {"enabled": false}},
-        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-        "privacy": {"usageStatisticsEnabled": false},
-        "telemetry": {"enabled": false},
-        "mcpServers": {
-            "a": entry(&servers.a, json!({"env": {"GREETING": "hi"}, "timeout": 30000})),
-            "b": entry(&servers.b, json!({"trust": false})),
-        }
-    });
-    let mut bytes = serde_json::to_vec_pretty(&settings).expect("serialize");
-    bytes.push(b'\n');
-    agent.write(&bytes);
+    let q = |s: &str| serde_json::to_string(s).expect("string");
+    // A user's hand-written settings, comments and all (Gemini reads them as JSONC).
+    let settings = format!(
+        r#"{{
+  // Untrusted folders suppress every server: folder trust is off in this home.
+{TRUST_OFF}
+  "general": {{ "enableAutoUpdate": false, "enableAutoUpdateNotification": false }},
+  "privacy": {{ "usageStatisticsEnabled": false }},
+  "telemetry": {{ "enabled": false }},
+  "mcpServers": {{
+    "a": {{ "command": {a}, "args": [], "env": {{ "GREETING": "hi" }}, "timeout": 30000 }},
+    // server-everything, under node
+    "b": {{
+      "command": {node},
+      "args": [{everything}, "stdio"],
+      "trust": false
+    }}
+  }}
+}}
+"#,
+        a = q(&servers.a[0]),
+        node = q(&servers.b[0]),
+        everything = q(&servers.b[1]),
+    );
+    agent.write(settings.as_bytes());
 
-    hand_wrap(&agent);
+    let entries = [
+        ("a", pointer(&["mcpServers"], "a")),
+        ("b", pointer(&["mcpServers"], "b")),
+    ];
+    let original = install(&env, &agent, &entries);
     record_and_replay(&env, &agent, &servers);
 
     // Without folder trust turned off, the folder is untrusted and Gemini starts no
     // server at all: the replay fails, naming the unused connections, instead of passing
-    // an agent that connected nothing. (A second Gemini home, the wrapped settings less
-    // `security`; Gemini skips system settings under a world-writable /tmp.)
-    let mut untrusted: Value = serde_json::from_slice(&agent.read()).expect("JSON");
-    untrusted
-        .as_object_mut()
-        .expect("object")
-        .remove("security");
+    // an agent that connected nothing. (A second Gemini home holds the wrapped settings
+    // less that line; Gemini skips system settings under a world-writable /tmp.)
+    let wrapped = String::from_utf8(agent.read()).expect("UTF-8");
+    assert!(wrapped.contains(TRUST_OFF), "{wrapped}");
     let home = env.path("untrusted-home");
     std::fs::create_dir_all(home.join(".gemini")).expect("untrusted home");
-    std::fs::write(home.join(".gemini/settings.json"), untrusted.to_string())
-        .expect("write untrusted settings");
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        wrapped.replace(TRUST_OFF, ""),
+    )
+    .expect("write untrusted settings");
     let mut cmd = env.mcptape(["replay", "s", "--"]);
     cmd.args(&agent.argv);
-    agent_env(&mut cmd, &env);
-    let out = run(cmd.env("GEMINI_CLI_HOME", &home));
+    let out = run(agent.prepare(&env, cmd).env("GEMINI_CLI_HOME", &home));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     agent.assert_none_connected(&out);
     assert!(
@@ -431,4 +564,6 @@ fn gemini_mcp_list_records_and_replays_with_the_servers_gone() {
         let unused = format!("UNUSED   server `{s}`");
         assert!(stderr(&out).contains(&unused), "{}", text(&out));
     }
+
+    uninstall(&env, &agent, &original);
 }
