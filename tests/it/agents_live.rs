@@ -567,3 +567,64 @@ fn gemini_install_record_replay_uninstall() {
 
     uninstall(&env, &agent, &original);
 }
+
+/// Claude Code's first start rewrites a `.claude.json` that lacks its state (adds
+/// `firstStartTime`, `userID`, `migrationVersion`…, re-indents every line). When that
+/// happens between install and uninstall, uninstall puts each entry's original bytes
+/// back and keeps the rest of what Claude Code wrote.
+#[test]
+fn claude_code_rewriting_its_file_between_install_and_uninstall() {
+    let env = Env::new();
+    let servers = Servers::new(&env);
+    let agent = Agent::claude_code(&env);
+    let q = |s: &str| serde_json::to_string(s).expect("string");
+    let a = format!(
+        r#"{{"type": "stdio", "command": {}, "args": [], "env": {{"GREETING": "hi"}}}}"#,
+        q(&servers.a[0])
+    );
+    let b = format!(
+        r#"{{"type": "stdio", "command": {}, "args": [{}, "stdio"]}}"#,
+        q(&servers.b[0]),
+        q(&servers.b[1])
+    );
+    let original = format!(r#"{{"mcpServers": {{"a": {a}, "b": {b}}}}}"#) + "\n";
+    agent.write(original.as_bytes());
+    let entries = [
+        ("a", pointer(&["mcpServers"], "a")),
+        ("b", pointer(&["mcpServers"], "b")),
+    ];
+    install(&env, &agent, &entries);
+    let installed = agent.read();
+
+    let recorded = agent.under(&env, "record");
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    agent.assert_connected(&recorded);
+    let rewritten = agent.read();
+    assert!(
+        rewritten != installed,
+        "Claude Code no longer rewrites a fresh file"
+    );
+    let claude_state = json_of(&rewritten);
+    assert!(claude_state["userID"].is_string(), "{claude_state}");
+
+    agent.mcptape(&env, "uninstall");
+    let after = agent.read();
+    let after_text = String::from_utf8_lossy(&after);
+    // The entries: the original bytes, each.
+    for (name, e) in [("a", &a), ("b", &b)] {
+        assert!(
+            after_text.contains(&format!("\"{name}\": {e}")),
+            "`{name}` is not restored byte for byte:\n{after_text}"
+        );
+    }
+    // The rest: what Claude Code wrote, as it wrote it.
+    let mut expected = claude_state.clone();
+    expected["mcpServers"] = json_of(original.as_bytes())["mcpServers"].clone();
+    assert_eq!(json_of(&after), expected);
+    let tail = |t: &str| t[t.find("\"firstStartTime\"").expect("state")..].to_owned();
+    assert_eq!(
+        tail(&after_text),
+        tail(&String::from_utf8_lossy(&rewritten)),
+        "Claude Code's own lines are kept as it wrote them"
+    );
+}
