@@ -1,25 +1,29 @@
-//! Real agents through the whole round trip: their MCP servers wrapped in their own
-//! config file, `mcptape record s -- AGENT mcp list` (the agent connects to every server,
-//! the tape holds one connection per server), `mcptape replay s -- AGENT mcp list` with
-//! the servers gone (the agent still sees them connected), then the config unwrapped.
+//! Real agents through the whole round trip: `mcptape install --agent A` wraps the
+//! servers of the agent's own config files, `mcptape record s -- AGENT mcp list` (the
+//! agent connects to every server, the tape holds one connection per server), `mcptape
+//! replay s -- AGENT mcp list` with the servers gone (the agent still sees every one
+//! connected), then `mcptape uninstall --agent A` gives back every file byte for byte.
 //!
 //! The agents are Claude Code (`claude mcp list`: a `server/discover` probe, `initialize`,
-//! `tools/list` per server) and the Gemini CLI (`gemini mcp list`: `initialize` and a
-//! `ping` per server, listed on stderr), both from npm (tests/peers/install), both
-//! offline: neither needs an account for `mcp list`, and the variables below turn off
-//! their update checks and telemetry. Every path either agent reads is inside the test's
-//! temporary directory (HOME, CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME, Gemini's system
-//! settings).
+//! `tools/list` per server, listed on stdout) and the Gemini CLI (`gemini mcp list`:
+//! `initialize` and a `ping` per server, listed on stderr), both from npm
+//! (tests/peers/install), both offline: neither needs an account for `mcp list`, and the
+//! variables below turn off their update checks and telemetry. Every path either agent
+//! reads is inside the test's temporary directory (HOME, CLAUDE_CONFIG_DIR,
+//! GEMINI_CLI_HOME, Gemini's system settings). Each agent has a server in each of its
+//! places: Claude Code at the top of `~/.claude.json`, in its `projects["<cwd>"]` and in
+//! the project's `.mcp.json`; Gemini in `~/.gemini/settings.json` and the project's
+//! `.gemini/settings.json`.
 //!
 //! The servers' commands are symlinks in a directory of the test (the example server, and
 //! `node` for server-everything), removed before the replay: a replay that started a
-//! server would find nothing to run.
+//! server would find nothing to run, and the agent run live then connects to none.
 //!
 //! Claude Code rewrites a `.claude.json` that lacks its own state (first start: it adds
 //! `firstStartTime`, `userID`, `migrationVersion`… and re-indents the file); once the
-//! state is there it leaves the file alone. The Claude Code round trip therefore starts
-//! from a file Claude Code has already run on, as a user's is, and checks that neither
-//! run under mcptape changed a byte of it.
+//! state is there it leaves the file alone. The round trip therefore starts from a file
+//! Claude Code has already run on, as a user's is, and checks that no run under mcptape
+//! changed a byte of any file; a test of its own covers the rewrite.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -139,12 +143,14 @@ fn agent_env(cmd: &mut Command, env: &Env) {
         );
 }
 
-/// One agent under test.
+/// One agent under test, with the files its servers are in.
 struct Agent {
     /// The `--agent` name of `mcptape install`.
     name: &'static str,
-    /// Its config file, where the servers are.
-    config: PathBuf,
+    /// Its config files that hold servers.
+    files: Vec<PathBuf>,
+    /// The servers configured in them.
+    servers: Vec<&'static str>,
     /// The program and arguments that list its servers' health.
     argv: Vec<String>,
     /// Whether a line of its output says that `server` is connected.
@@ -154,10 +160,16 @@ struct Agent {
 }
 
 impl Agent {
-    fn claude_code(env: &Env) -> Agent {
+    /// Claude Code, its state in `dir` (`CLAUDE_CONFIG_DIR`) or, without, in HOME.
+    fn claude_code(env: &Env, dir: Option<&str>) -> Agent {
+        let (state, vars) = match dir {
+            Some(dir) => (env.path(dir), vec![("CLAUDE_CONFIG_DIR", env.path(dir))]),
+            None => (env.path("home"), Vec::new()),
+        };
         Agent {
             name: "claude-code",
-            config: env.path("home/.claude.json"),
+            files: vec![state.join(".claude.json"), env.path(".mcp.json")],
+            servers: vec!["a", "b", "c"],
             argv: vec![
                 claude().to_string_lossy().into_owned(),
                 "mcp".into(),
@@ -167,14 +179,18 @@ impl Agent {
             connected: |line, server| {
                 line.starts_with(&format!("{server}: ")) && line.ends_with(" - ✔ Connected")
             },
-            vars: Vec::new(),
+            vars,
         }
     }
 
     fn gemini(env: &Env) -> Agent {
         Agent {
             name: "gemini",
-            config: env.path("home/.gemini/settings.json"),
+            files: vec![
+                env.path("home/.gemini/settings.json"),
+                env.path(".gemini/settings.json"),
+            ],
+            servers: vec!["a", "b", "c"],
             argv: vec![
                 gemini().to_string_lossy().into_owned(),
                 "mcp".into(),
@@ -185,16 +201,6 @@ impl Agent {
                 line.starts_with(&format!("✓ {server}: ")) && line.ends_with(" - Connected")
             },
             vars: Vec::new(),
-        }
-    }
-
-    /// Claude Code with `CLAUDE_CONFIG_DIR` set: its config is `$CLAUDE_CONFIG_DIR/.claude.json`.
-    fn claude_code_in(env: &Env, dir: &str) -> Agent {
-        let dir = env.path(dir);
-        Agent {
-            config: dir.join(".claude.json"),
-            vars: vec![("CLAUDE_CONFIG_DIR", dir)],
-            ..Agent::claude_code(env)
         }
     }
 
@@ -228,13 +234,20 @@ impl Agent {
         out
     }
 
-    /// Asserts that the agent said `a` and `b` are connected (Claude Code lists on
-    /// stdout, the Gemini CLI on stderr).
+    /// The lines of the agent's listing (Claude Code's on stdout, Gemini's on stderr).
+    fn listing(out: &Output) -> Vec<String> {
+        format!("{}\n{}", stdout(out), stderr(out))
+            .lines()
+            .map(|l| l.trim_end().to_owned())
+            .collect()
+    }
+
+    /// Asserts that the agent said every server is connected.
     fn assert_connected(&self, out: &Output) {
-        let all = format!("{}\n{}", stdout(out), stderr(out));
-        for server in ["a", "b"] {
+        let lines = Agent::listing(out);
+        for server in &self.servers {
             assert!(
-                all.lines().any(|l| (self.connected)(l.trim_end(), server)),
+                lines.iter().any(|l| (self.connected)(l, server)),
                 "{}: server `{server}` is not connected:\n{}",
                 self.name,
                 text(out)
@@ -242,19 +255,19 @@ impl Agent {
         }
     }
 
-    /// Asserts that the agent said neither `a` nor `b` is connected (and still listed
-    /// them: both agents exit 0 either way).
+    /// Asserts that the agent listed every server and said none is connected (both
+    /// agents exit 0 either way).
     fn assert_none_connected(&self, out: &Output) {
-        let all = format!("{}\n{}", stdout(out), stderr(out));
-        for server in ["a", "b"] {
+        let lines = Agent::listing(out);
+        for server in &self.servers {
             assert!(
-                !all.lines().any(|l| (self.connected)(l.trim_end(), server)),
+                !lines.iter().any(|l| (self.connected)(l, server)),
                 "{}: server `{server}` is connected:\n{}",
                 self.name,
                 text(out)
             );
             assert!(
-                all.lines().any(|l| l.contains(&format!("{server}: "))),
+                lines.iter().any(|l| l.contains(&format!("{server}: "))),
                 "{}: server `{server}` is not listed:\n{}",
                 self.name,
                 text(out)
@@ -262,15 +275,112 @@ impl Agent {
         }
     }
 
-    fn read(&self) -> Vec<u8> {
-        std::fs::read(&self.config)
-            .unwrap_or_else(|e| panic!("read {}: {e}", self.config.display()))
+    /// The bytes of each of its files.
+    fn read(&self) -> Vec<Vec<u8>> {
+        self.files.iter().map(|f| read(f)).collect()
     }
+}
 
-    fn write(&self, bytes: &[u8]) {
-        std::fs::create_dir_all(self.config.parent().expect("config dir")).expect("config dir");
-        std::fs::write(&self.config, bytes)
-            .unwrap_or_else(|e| panic!("write {}: {e}", self.config.display()));
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().expect("a directory")).expect("config dir");
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// JSON text of a string.
+fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("string")
+}
+
+/// A config's text as JSON: whole-line `//` comments (the Gemini CLI allows them) left out.
+fn json_of(bytes: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(bytes);
+    let json: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// A JSON pointer to `server`'s entry under `container` (a path of keys).
+fn pointer(container: &[&str], server: &str) -> String {
+    container
+        .iter()
+        .chain([&server])
+        .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+        .collect()
+}
+
+/// Where one server's entry is: the index of its file in `Agent::files`, a JSON pointer.
+struct At {
+    server: &'static str,
+    file: usize,
+    pointer: String,
+}
+
+/// `mcptape install --agent NAME`: each entry becomes `mcptape proxy --server NAME --
+/// <its command and args>` with its other members kept, and running it again changes
+/// nothing. Returns the original bytes of every file.
+fn install(env: &Env, agent: &Agent, entries: &[At]) -> Vec<Vec<u8>> {
+    let original = agent.read();
+    agent.mcptape(env, "install");
+    let installed = agent.read();
+    for At {
+        server,
+        file,
+        pointer,
+    } in entries
+    {
+        let (before, after) = (json_of(&original[*file]), json_of(&installed[*file]));
+        let (Some(was), Some(now)) = (before.pointer(pointer), after.pointer(pointer)) else {
+            panic!(
+                "no `{server}` at {pointer} in {}",
+                agent.files[*file].display()
+            );
+        };
+        let mut argv = vec![
+            json!("proxy"),
+            json!("--server"),
+            json!(server),
+            json!("--"),
+        ];
+        argv.push(was["command"].clone());
+        argv.extend(was["args"].as_array().into_iter().flatten().cloned());
+        assert_eq!(now["command"], json!(bin()), "{now}");
+        assert_eq!(now["args"], Value::Array(argv), "{now}");
+        let others = |e: &Value| {
+            let mut e = e.as_object().expect("entry").clone();
+            e.remove("command");
+            e.remove("args");
+            e
+        };
+        assert_eq!(
+            others(now),
+            others(was),
+            "`{server}`'s other members are kept"
+        );
+    }
+    let again = agent.mcptape(env, "install");
+    assert!(agent.read() == installed, "a second install changed a file");
+    assert!(
+        stderr(&again).contains("nothing to change"),
+        "{}",
+        text(&again)
+    );
+    original
+}
+
+/// `mcptape uninstall --agent NAME` gives back every original file, byte for byte.
+fn uninstall(env: &Env, agent: &Agent, original: &[Vec<u8>]) {
+    agent.mcptape(env, "uninstall");
+    for (path, was) in agent.files.iter().zip(original) {
+        let now = read(path);
+        similar_asserts::assert_eq!(String::from_utf8_lossy(&now), String::from_utf8_lossy(was));
+        assert!(now == *was, "not byte-identical: {}", path.display());
     }
 }
 
@@ -288,13 +398,13 @@ fn connections(tape: &Path) -> Vec<(String, Vec<Value>)> {
     out.into_iter().map(|(_, s, e)| (s, e)).collect()
 }
 
-/// The tape holds exactly one connection of each of `a` and `b`, each with its
-/// `initialize` request and the server's answer to it.
-fn assert_one_connection_each(tape: &Path) {
+/// The tape holds exactly one connection of each server, each with its `initialize`
+/// request and the server's answer to it.
+fn assert_one_connection_each(tape: &Path, servers: &[&str]) {
     let conns = connections(tape);
-    let mut servers: Vec<&str> = conns.iter().map(|(s, _)| s.as_str()).collect();
-    servers.sort_unstable();
-    assert_eq!(servers, ["a", "b"], "{conns:#?}");
+    let mut names: Vec<&str> = conns.iter().map(|(s, _)| s.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, servers, "{conns:#?}");
     for (server, entries) in &conns {
         let init = entries
             .iter()
@@ -309,14 +419,14 @@ fn assert_one_connection_each(tape: &Path) {
     }
 }
 
-/// The replay's verdicts: exit 0, and `ok` for `a` and `b`.
-fn assert_replayed_ok(out: &Output) {
+/// The replay's verdicts: exit 0, and `ok` for every server.
+fn assert_replayed_ok(out: &Output, servers: &[&str]) {
     assert!(out.status.success(), "{}", text(out));
     let err = stderr(out);
     for bad in ["DIVERGED", "INCOMPLETE", "FAILED", "UNUSED"] {
         assert!(!err.contains(bad), "{}", text(out));
     }
-    for s in ["a", "b"] {
+    for s in servers {
         assert!(
             err.contains(&format!("ok       server `{s}`")),
             "{}",
@@ -325,171 +435,102 @@ fn assert_replayed_ok(out: &Output) {
     }
 }
 
-/// record → (servers gone) replay, with the agent's config wrapped; the config is not
-/// touched by either run.
+/// record → (servers gone) replay, with the agent's files wrapped; neither run touches
+/// a byte of them.
 fn record_and_replay(env: &Env, agent: &Agent, servers: &Servers) {
     let wrapped = agent.read();
     let recorded = agent.under(env, "record");
     assert!(recorded.status.success(), "{}", text(&recorded));
     agent.assert_connected(&recorded);
-    assert_one_connection_each(&env.tape("s"));
+    assert_one_connection_each(&env.tape("s"), &agent.servers);
     assert!(
         agent.read() == wrapped,
-        "{} changed {} while recording",
-        agent.name,
-        agent.config.display()
+        "{} changed its files while recording",
+        agent.name
     );
 
-    // Gone: run live, the agent cannot connect to either.
+    // Gone: run live, the agent cannot connect to any.
     servers.remove();
     agent.assert_none_connected(&agent.direct(env));
     let replayed = agent.under(env, "replay");
-    assert_replayed_ok(&replayed);
+    assert_replayed_ok(&replayed, &agent.servers);
     agent.assert_connected(&replayed);
     assert!(
         agent.read() == wrapped,
-        "{} changed {} while replaying",
-        agent.name,
-        agent.config.display()
+        "{} changed its files while replaying",
+        agent.name
     );
 }
 
-/// A config's text as JSON: whole-line `//` comments (the Gemini CLI allows them) left out.
-fn json_of(bytes: &[u8]) -> Value {
-    let text = String::from_utf8_lossy(bytes);
-    let json: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    serde_json::from_str(&json).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
-}
-
-/// A JSON pointer to `server`'s entry in `container` (a path of keys).
-fn pointer(container: &[&str], server: &str) -> String {
-    container
-        .iter()
-        .chain([&server])
-        .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
-        .collect()
-}
-
-/// `mcptape install --agent NAME`: each entry at `entries` (JSON pointers) becomes
-/// `mcptape proxy --server NAME -- <its command and args>` with its other members kept,
-/// and running it again changes nothing. Returns the original bytes.
-fn install(env: &Env, agent: &Agent, entries: &[(&str, String)]) -> Vec<u8> {
-    let original = agent.read();
-    agent.mcptape(env, "install");
-    let installed = agent.read();
-    let (before, after) = (json_of(&original), json_of(&installed));
-    for (server, at) in entries {
-        let (was, now) = (before.pointer(at), after.pointer(at));
-        let (Some(was), Some(now)) = (was, now) else {
-            panic!(
-                "no `{server}` at {at}:\n{}",
-                String::from_utf8_lossy(&installed)
-            );
-        };
-        let mut argv = vec![
-            json!("proxy"),
-            json!("--server"),
-            json!(server),
-            json!("--"),
-        ];
-        argv.push(was["command"].clone());
-        argv.extend(was["args"].as_array().expect("args").iter().cloned());
-        assert_eq!(now["command"], json!(bin()), "{now}");
-        assert_eq!(now["args"], Value::Array(argv), "{now}");
-        let others = |e: &Value| {
-            let mut e = e.as_object().expect("entry").clone();
-            e.remove("command");
-            e.remove("args");
-            e
-        };
-        assert_eq!(
-            others(now),
-            others(was),
-            "`{server}`'s other members are kept"
-        );
-    }
-    let again = agent.mcptape(env, "install");
-    assert!(
-        agent.read() == installed,
-        "a second install changed the file"
-    );
-    assert!(
-        stderr(&again).contains("nothing to change"),
-        "{}",
-        text(&again)
-    );
-    original
-}
-
-/// `mcptape uninstall --agent NAME` gives back the original file, byte for byte.
-fn uninstall(env: &Env, agent: &Agent, original: &[u8]) {
-    agent.mcptape(env, "uninstall");
-    let now = agent.read();
-    similar_asserts::assert_eq!(
-        String::from_utf8_lossy(&now),
-        String::from_utf8_lossy(original)
-    );
-    assert!(
-        now == original,
-        "not byte-identical: {}",
-        agent.config.display()
-    );
-}
-
-/// The Claude Code round trip: `a` at the top level of its config, `b` in
-/// `projects["<cwd>"]` (Claude Code's local scope).
+/// The Claude Code round trip: `a` at the top of its `.claude.json`, `b` in
+/// `projects["<cwd>"]` (its local scope), `c` in the project's `.mcp.json` (approved in
+/// its user settings, as `claude` does when asked).
 fn claude_code_round_trip(env: &Env, agent: &Agent) {
     let servers = Servers::new(env);
     let cwd = env.dir.path().to_string_lossy().into_owned();
-    let config = json!({
-        "mcpServers": {"a": entry(&servers.a, json!({"type": "stdio", "env": {"GREETING": "hi"}}))},
-        "projects": {cwd.as_str(): {"mcpServers": {"b": entry(&servers.b, json!({"type": "stdio"}))}}},
+    let a =
+        json!({"type": "stdio", "command": servers.a[0], "args": [], "env": {"GREETING": "hi"}});
+    let b = json!({"type": "stdio", "command": servers.b[0], "args": servers.b[1..]});
+    let state = json!({
+        "mcpServers": {"a": a},
+        "projects": {cwd.as_str(): {"mcpServers": {"b": b}}},
     });
-    agent.write(config.to_string().as_bytes());
+    let state_file = &agent.files[0];
+    write(state_file, state.to_string().as_bytes());
+    // Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/`.
+    let settings = match agent.vars.iter().find(|(k, _)| *k == "CLAUDE_CONFIG_DIR") {
+        Some((_, dir)) => dir.join("settings.json"),
+        None => env.path("home/.claude/settings.json"),
+    };
+    write(&settings, b"{\n  \"enabledMcpjsonServers\": [\"c\"]\n}\n");
+    let mcp_json = format!(
+        "{{\n  \"mcpServers\": {{\n    \"c\": {{\n      \"command\": {},\n      \"args\": []\n    }}\n  }}\n}}\n",
+        q(&servers.a[0])
+    );
+    write(&agent.files[1], mcp_json.as_bytes());
     // Claude Code's first start writes its own state into the file (a user's file has
     // it); from then on it leaves the file alone.
     let first = agent.direct(env);
     agent.assert_connected(&first);
-    let state = json_of(&agent.read());
-    assert_eq!(state["mcpServers"], config["mcpServers"]);
+    let started = json_of(&read(state_file));
+    assert_eq!(started["mcpServers"], state["mcpServers"]);
     assert_eq!(
-        state["projects"][&cwd]["mcpServers"],
-        config["projects"][&cwd]["mcpServers"]
+        started["projects"][&cwd]["mcpServers"],
+        state["projects"][&cwd]["mcpServers"]
     );
 
     let entries = [
-        ("a", pointer(&["mcpServers"], "a")),
-        ("b", pointer(&["projects", &cwd, "mcpServers"], "b")),
+        At {
+            server: "a",
+            file: 0,
+            pointer: pointer(&["mcpServers"], "a"),
+        },
+        At {
+            server: "b",
+            file: 0,
+            pointer: pointer(&["projects", &cwd, "mcpServers"], "b"),
+        },
+        At {
+            server: "c",
+            file: 1,
+            pointer: pointer(&["mcpServers"], "c"),
+        },
     ];
     let original = install(env, agent, &entries);
     record_and_replay(env, agent, &servers);
     uninstall(env, agent, &original);
 }
 
-/// An stdio entry of `argv` with these other members.
-fn entry(argv: &[String], others: Value) -> Value {
-    let mut e = json!({"command": argv[0], "args": argv[1..]});
-    for (k, v) in others.as_object().expect("object") {
-        e[k] = v.clone();
-    }
-    e
-}
-
 #[test]
 fn claude_code_install_record_replay_uninstall() {
     let env = Env::new();
-    claude_code_round_trip(&env, &Agent::claude_code(&env));
+    claude_code_round_trip(&env, &Agent::claude_code(&env, None));
 }
 
 #[test]
 fn claude_code_with_claude_config_dir_install_record_replay_uninstall() {
     let env = Env::new();
-    let agent = Agent::claude_code_in(&env, "claude-config");
-    claude_code_round_trip(&env, &agent);
+    claude_code_round_trip(&env, &Agent::claude_code(&env, Some("claude-config")));
     assert!(
         !env.path("home/.claude.json").exists(),
         "~/.claude.json was made although CLAUDE_CONFIG_DIR is set"
@@ -499,14 +540,14 @@ fn claude_code_with_claude_config_dir_install_record_replay_uninstall() {
 /// The Gemini CLI's folder-trust setting, one line of the test's settings.
 const TRUST_OFF: &str = r#"  "security": { "folderTrust": { "enabled": false } },"#;
 
+/// The Gemini round trip: `a` and `b` in `~/.gemini/settings.json`, hand-written with
+/// comments (Gemini reads JSONC); `c` in the project's `.gemini/settings.json`.
 #[test]
 fn gemini_install_record_replay_uninstall() {
     let env = Env::new();
     let servers = Servers::new(&env);
     let agent = Agent::gemini(&env);
-    let q = |s: &str| serde_json::to_string(s).expect("string");
-    // A user's hand-written settings, comments and all (Gemini reads them as JSONC).
-    let settings = format!(
+    let user = format!(
         r#"{{
   // Untrusted folders suppress every server: folder trust is off in this home.
 {TRUST_OFF}
@@ -528,28 +569,32 @@ fn gemini_install_record_replay_uninstall() {
         node = q(&servers.b[0]),
         everything = q(&servers.b[1]),
     );
-    agent.write(settings.as_bytes());
+    write(&agent.files[0], user.as_bytes());
+    let project = format!(
+        "{{\"mcpServers\": {{\"c\": {{\"command\": {}, \"description\": \"the project's\"}}}}}}",
+        q(&servers.a[0])
+    );
+    write(&agent.files[1], project.as_bytes());
 
-    let entries = [
-        ("a", pointer(&["mcpServers"], "a")),
-        ("b", pointer(&["mcpServers"], "b")),
-    ];
-    let original = install(&env, &agent, &entries);
+    let at = |server, file| At {
+        server,
+        file,
+        pointer: pointer(&["mcpServers"], server),
+    };
+    let original = install(&env, &agent, &[at("a", 0), at("b", 0), at("c", 1)]);
     record_and_replay(&env, &agent, &servers);
 
     // Without folder trust turned off, the folder is untrusted and Gemini starts no
     // server at all: the replay fails, naming the unused connections, instead of passing
     // an agent that connected nothing. (A second Gemini home holds the wrapped settings
     // less that line; Gemini skips system settings under a world-writable /tmp.)
-    let wrapped = String::from_utf8(agent.read()).expect("UTF-8");
+    let wrapped = String::from_utf8(read(&agent.files[0])).expect("UTF-8");
     assert!(wrapped.contains(TRUST_OFF), "{wrapped}");
     let home = env.path("untrusted-home");
-    std::fs::create_dir_all(home.join(".gemini")).expect("untrusted home");
-    std::fs::write(
-        home.join(".gemini/settings.json"),
-        wrapped.replace(TRUST_OFF, ""),
-    )
-    .expect("write untrusted settings");
+    write(
+        &home.join(".gemini/settings.json"),
+        wrapped.replace(TRUST_OFF, "").as_bytes(),
+    );
     let mut cmd = env.mcptape(["replay", "s", "--"]);
     cmd.args(&agent.argv);
     let out = run(agent.prepare(&env, cmd).env("GEMINI_CLI_HOME", &home));
@@ -560,7 +605,7 @@ fn gemini_install_record_replay_uninstall() {
         "{}",
         text(&out)
     );
-    for s in ["a", "b"] {
+    for s in &agent.servers {
         let unused = format!("UNUSED   server `{s}`");
         assert!(stderr(&out).contains(&unused), "{}", text(&out));
     }
@@ -576,8 +621,9 @@ fn gemini_install_record_replay_uninstall() {
 fn claude_code_rewriting_its_file_between_install_and_uninstall() {
     let env = Env::new();
     let servers = Servers::new(&env);
-    let agent = Agent::claude_code(&env);
-    let q = |s: &str| serde_json::to_string(s).expect("string");
+    let mut agent = Agent::claude_code(&env, None);
+    agent.files.truncate(1);
+    agent.servers = vec!["a", "b"];
     let a = format!(
         r#"{{"type": "stdio", "command": {}, "args": [], "env": {{"GREETING": "hi"}}}}"#,
         q(&servers.a[0])
@@ -588,18 +634,19 @@ fn claude_code_rewriting_its_file_between_install_and_uninstall() {
         q(&servers.b[1])
     );
     let original = format!(r#"{{"mcpServers": {{"a": {a}, "b": {b}}}}}"#) + "\n";
-    agent.write(original.as_bytes());
-    let entries = [
-        ("a", pointer(&["mcpServers"], "a")),
-        ("b", pointer(&["mcpServers"], "b")),
-    ];
-    install(&env, &agent, &entries);
-    let installed = agent.read();
+    write(&agent.files[0], original.as_bytes());
+    let at = |server| At {
+        server,
+        file: 0,
+        pointer: pointer(&["mcpServers"], server),
+    };
+    install(&env, &agent, &[at("a"), at("b")]);
+    let installed = read(&agent.files[0]);
 
     let recorded = agent.under(&env, "record");
     assert!(recorded.status.success(), "{}", text(&recorded));
     agent.assert_connected(&recorded);
-    let rewritten = agent.read();
+    let rewritten = read(&agent.files[0]);
     assert!(
         rewritten != installed,
         "Claude Code no longer rewrites a fresh file"
@@ -608,7 +655,7 @@ fn claude_code_rewriting_its_file_between_install_and_uninstall() {
     assert!(claude_state["userID"].is_string(), "{claude_state}");
 
     agent.mcptape(&env, "uninstall");
-    let after = agent.read();
+    let after = read(&agent.files[0]);
     let after_text = String::from_utf8_lossy(&after);
     // The entries: the original bytes, each.
     for (name, e) in [("a", &a), ("b", &b)] {
