@@ -38,6 +38,14 @@ fn header(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("invalid --header `{text}`: write 'Name: value'"))
 }
 
+/// `--header-env NAME=VAR`: a header name and an environment variable name, neither empty.
+fn header_env(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .filter(|(name, var)| !name.trim().is_empty() && !var.trim().is_empty())
+        .map(|(name, var)| (name.trim().to_owned(), var.trim().to_owned()))
+        .ok_or_else(|| format!("invalid --header-env `{text}`: write NAME=VAR"))
+}
+
 /// Default of `--max-connections`: connections the HTTP front serves at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 /// Default of `--header-timeout`.
@@ -205,6 +213,11 @@ pub struct Proxy {
     /// Headers are never written to the tape.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = header)]
     pub headers: Vec<(String, String)>,
+    /// A header for every request to --url whose value is environment variable VAR's
+    /// (repeatable): `--header-env Authorization=MCPTAPE_HEADER_AUTHORIZATION` keeps the
+    /// secret out of argv, where `ps` shows it. VAR unset or empty is an error.
+    #[arg(long = "header-env", value_name = "NAME=VAR", requires = "url", value_parser = header_env)]
+    pub header_envs: Vec<(String, String)>,
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present_any = ["url", "listen"], value_name = "CMD")]
     pub command: Vec<String>,
