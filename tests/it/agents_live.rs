@@ -435,9 +435,9 @@ fn assert_replayed_ok(out: &Output, servers: &[&str]) {
     }
 }
 
-/// record → (servers gone) replay, with the agent's files wrapped; neither run touches
-/// a byte of them.
-fn record_and_replay(env: &Env, agent: &Agent, servers: &Servers) {
+/// record → (servers gone: `gone`) replay, with the agent's files wrapped; neither run
+/// touches a byte of them.
+fn record_and_replay(env: &Env, agent: &Agent, gone: impl FnOnce()) {
     let wrapped = agent.read();
     let recorded = agent.under(env, "record");
     assert!(recorded.status.success(), "{}", text(&recorded));
@@ -450,7 +450,7 @@ fn record_and_replay(env: &Env, agent: &Agent, servers: &Servers) {
     );
 
     // Gone: run live, the agent cannot connect to any.
-    servers.remove();
+    gone();
     agent.assert_none_connected(&agent.direct(env));
     let replayed = agent.under(env, "replay");
     assert_replayed_ok(&replayed, &agent.servers);
@@ -517,7 +517,7 @@ fn claude_code_round_trip(env: &Env, agent: &Agent) {
         },
     ];
     let original = install(env, agent, &entries);
-    record_and_replay(env, agent, &servers);
+    record_and_replay(env, agent, || servers.remove());
     uninstall(env, agent, &original);
 }
 
@@ -582,7 +582,7 @@ fn gemini_install_record_replay_uninstall() {
         pointer: pointer(&["mcpServers"], server),
     };
     let original = install(&env, &agent, &[at("a", 0), at("b", 0), at("c", 1)]);
-    record_and_replay(&env, &agent, &servers);
+    record_and_replay(&env, &agent, || servers.remove());
 
     // Without folder trust turned off, the folder is untrusted and Gemini starts no
     // server at all: the replay fails, naming the unused connections, instead of passing
@@ -673,5 +673,82 @@ fn claude_code_rewriting_its_file_between_install_and_uninstall() {
         tail(&after_text),
         tail(&String::from_utf8_lossy(&rewritten)),
         "Claude Code's own lines are kept as it wrote them"
+    );
+}
+
+/// A remote server in an agent's file: server-everything over Streamable HTTP, with an
+/// `Authorization` header. Install makes it a stdio front (`mcptape proxy --url`) whose
+/// header comes from the entry's env, never argv; the agent records through it, and
+/// replays with the HTTP server stopped.
+fn remote_round_trip(env: &Env, agent: &mut Agent, entry: impl FnOnce(&str, &str) -> Value) {
+    let server = crate::http::HttpServer::start();
+    let secret = format!(
+        "Bearer {}",
+        fake("abcdefghijklmnopqrstuvwxyz0123456789", 32, 15)
+    );
+    agent.files.truncate(1);
+    agent.servers = vec!["r"];
+    let mut config = if agent.name == "gemini" {
+        json!({"security": {"folderTrust": {"enabled": false}}})
+    } else {
+        json!({})
+    };
+    config["mcpServers"] = json!({"r": entry(&server.url, &secret)});
+    write(
+        &agent.files[0],
+        serde_json::to_string_pretty(&config)
+            .expect("JSON")
+            .as_bytes(),
+    );
+    if agent.name == "claude-code" {
+        // A file Claude Code has already run on (it rewrites a fresh one).
+        agent.assert_connected(&agent.direct(env));
+    }
+    let original = agent.read();
+    agent.mcptape(env, "install");
+    let wrapped = json_of(&read(&agent.files[0]))["mcpServers"]["r"].clone();
+    let args: Vec<&str> = wrapped["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("arg"))
+        .collect();
+    assert_eq!(wrapped["command"], json!(bin()), "{wrapped}");
+    assert_eq!(
+        args[..5],
+        ["proxy", "--server", "r", "--url", server.url.as_str()],
+        "{wrapped}"
+    );
+    assert!(
+        !wrapped["args"].to_string().contains(&secret),
+        "secret in argv: {wrapped}"
+    );
+    assert!(wrapped["env"].to_string().contains(&secret), "{wrapped}");
+
+    record_and_replay(env, agent, || drop(server));
+    let tape = std::fs::read_to_string(env.tape("s")).expect("tape");
+    assert!(!tape.contains(&secret), "the header is in the tape");
+    uninstall(env, agent, &original);
+}
+
+#[test]
+fn claude_code_remote_entry_install_record_replay_uninstall() {
+    let env = Env::new();
+    let mut agent = Agent::claude_code(&env, None);
+    remote_round_trip(
+        &env,
+        &mut agent,
+        |url, secret| json!({"type": "http", "url": url, "headers": {"Authorization": secret}}),
+    );
+}
+
+#[test]
+fn gemini_remote_entry_install_record_replay_uninstall() {
+    let env = Env::new();
+    let mut agent = Agent::gemini(&env);
+    remote_round_trip(
+        &env,
+        &mut agent,
+        |url, secret| json!({"httpUrl": url, "headers": {"Authorization": secret}, "timeout": 30000}),
     );
 }
