@@ -398,6 +398,21 @@ fn round_trip(case: &Case) {
         "second install changed"
     );
 
+    let out = run(mcptape(
+        &env,
+        &["uninstall", "--agent", case.agent, "--dry-run"],
+    ));
+    assert!(
+        out.status.success() && stdout(&out).contains("+++ b"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        after,
+        "uninstall --dry-run wrote"
+    );
+
     let out = run(mcptape(&env, &["uninstall", "--agent", case.agent]));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
