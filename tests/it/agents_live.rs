@@ -541,7 +541,9 @@ fn claude_code_with_claude_config_dir_install_record_replay_uninstall() {
 const TRUST_OFF: &str = r#"  "security": { "folderTrust": { "enabled": false } },"#;
 
 /// The Gemini round trip: `a` and `b` in `~/.gemini/settings.json`, hand-written with
-/// comments (Gemini reads JSONC); `c` in the project's `.gemini/settings.json`.
+/// comments (Gemini reads JSONC); `c` in the project's `.gemini/settings.json`. Each
+/// entry has a generous `timeout`: `gemini mcp list` gives a server 5 s by default, which
+/// a loaded machine can miss.
 #[test]
 fn gemini_install_record_replay_uninstall() {
     let env = Env::new();
@@ -555,11 +557,12 @@ fn gemini_install_record_replay_uninstall() {
   "privacy": {{ "usageStatisticsEnabled": false }},
   "telemetry": {{ "enabled": false }},
   "mcpServers": {{
-    "a": {{ "command": {a}, "args": [], "env": {{ "GREETING": "hi" }}, "timeout": 30000 }},
+    "a": {{ "command": {a}, "args": [], "env": {{ "GREETING": "hi" }}, "timeout": 60000 }},
     // server-everything, under node
     "b": {{
       "command": {node},
       "args": [{everything}, "stdio"],
+      "timeout": 60000,
       "trust": false
     }}
   }}
@@ -571,7 +574,7 @@ fn gemini_install_record_replay_uninstall() {
     );
     write(&agent.files[0], user.as_bytes());
     let project = format!(
-        "{{\"mcpServers\": {{\"c\": {{\"command\": {}, \"description\": \"the project's\"}}}}}}",
+        "{{\"mcpServers\": {{\"c\": {{\"command\": {}, \"timeout\": 60000, \"description\": \"the project's\"}}}}}}",
         q(&servers.a[0])
     );
     write(&agent.files[1], project.as_bytes());
@@ -749,6 +752,6 @@ fn gemini_remote_entry_install_record_replay_uninstall() {
     remote_round_trip(
         &env,
         &mut agent,
-        |url, secret| json!({"httpUrl": url, "headers": {"Authorization": secret}, "timeout": 30000}),
+        |url, secret| json!({"httpUrl": url, "headers": {"Authorization": secret}, "timeout": 60000}),
     );
 }
