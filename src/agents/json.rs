@@ -170,6 +170,84 @@ fn render(value: &Value, style: &Style<'_>, depth: usize) -> String {
     }
 }
 
+impl JsonDocument {
+    /// The edits that add `member` on a line of its own after the last member, whose
+    /// value ends at `end`. A comment after that member on its line stays with it: the
+    /// new line goes after the comment, and the separator before it.
+    fn append_line(&self, end: usize, indent: &str, member: &str) -> Vec<Edit> {
+        let nl = self.newline();
+        let rest = &self.text[end..];
+        let line_end = rest.find(['\r', '\n']).map_or(self.text.len(), |i| end + i);
+        let tail = &self.text[end..line_end];
+        let comma = tail.trim_start().starts_with(',');
+        let after_comma = if comma {
+            tail.trim_start()[1..].trim_start()
+        } else {
+            tail.trim_start()
+        };
+        if !after_comma.starts_with("//") {
+            return vec![Edit {
+                span: end..end,
+                text: format!(",{nl}{indent}{member}"),
+            }];
+        }
+        // `"b": 2, // note` gets `"k": v,` below (the file's trailing-comma style);
+        // `"b": 2 // note` gets a comma after its value and `"k": v` below.
+        let mut edits = Vec::new();
+        if !comma {
+            edits.push(Edit {
+                span: end..end,
+                text: ",".into(),
+            });
+        }
+        let trailing = if comma { "," } else { "" };
+        edits.push(Edit {
+            span: line_end..line_end,
+            text: format!("{nl}{indent}{member}{trailing}"),
+        });
+        edits
+    }
+}
+
+impl JsonDocument {
+    /// The edits that remove the last member (`start..end`) when a comment follows the
+    /// member before it (which ends at `prev_end`): the comment stays where it is, and the
+    /// separator goes with the removed line.
+    fn remove_last_after_comment(&self, prev_end: usize, start: usize, end: usize) -> Vec<Edit> {
+        let text = &self.text;
+        let line_start = text[..start].rfind('\n').unwrap_or(start);
+        let line_start = if text[..line_start].ends_with('\r') {
+            line_start - 1
+        } else {
+            line_start
+        };
+        let after = text[end..].trim_start_matches([' ', '\t']);
+        if after.starts_with(',') {
+            // `"b": 1, // c` + `"url": "u",`: the trailing comma stays with `b`.
+            let comma_end = text.len() - after.len() + 1;
+            return vec![Edit {
+                span: line_start..comma_end,
+                text: String::new(),
+            }];
+        }
+        let mut edits = vec![Edit {
+            span: line_start..end,
+            text: String::new(),
+        }];
+        let between = &text[prev_end..start];
+        if let Some(at) = between
+            .find(',')
+            .filter(|at| between[..*at].trim().is_empty())
+        {
+            edits.push(Edit {
+                span: prev_end + at..prev_end + at + 1,
+                text: String::new(),
+            });
+        }
+        edits
+    }
+}
+
 impl Document for JsonDocument {
     fn entries(&self, container: &[&str]) -> Result<Vec<Entry>, DocError> {
         let Some(root) = self.root()? else {
@@ -260,6 +338,13 @@ impl Document for JsonDocument {
             (Some(i), None) => {
                 let span = if let Some(next) = props.get(i + 1) {
                     props[i].range.start..next.range.start
+                } else if i > 0 && text[props[i - 1].range.end..props[i].range.start].contains('/')
+                {
+                    return Ok(self.remove_last_after_comment(
+                        props[i - 1].range.end,
+                        props[i].range.start,
+                        props[i].range.end,
+                    ));
                 } else if i > 0 {
                     props[i - 1].range.end..props[i].range.end
                 } else {
@@ -276,10 +361,7 @@ impl Document for JsonDocument {
                     render(v, &style(multiline), 0)
                 );
                 match props.last() {
-                    Some(last) if multiline => edit(
-                        last.range.end..last.range.end,
-                        format!(",{}{indent}{member}", self.newline()),
-                    ),
+                    Some(last) if multiline => self.append_line(last.range.end, &indent, &member),
                     Some(last) => {
                         edit(last.range.end..last.range.end, format!("{}{member}", comma))
                     }
