@@ -755,3 +755,15 @@ fn gemini_remote_entry_install_record_replay_uninstall() {
         |url, secret| json!({"httpUrl": url, "headers": {"Authorization": secret}, "timeout": 60000}),
     );
 }
+
+/// Gemini's current remote form: `url` with `"type": "http"` (Streamable HTTP).
+#[test]
+fn gemini_remote_url_entry_install_record_replay_uninstall() {
+    let env = Env::new();
+    let mut agent = Agent::gemini(&env);
+    remote_round_trip(
+        &env,
+        &mut agent,
+        |url, secret| json!({"url": url, "type": "http", "headers": {"Authorization": secret}, "timeout": 60000}),
+    );
+}
