@@ -59,7 +59,11 @@ pub fn syntax_at(text: &str, at: usize, message: impl Into<String>) -> DocError 
     while !text.is_char_boundary(at) {
         at -= 1;
     }
-    let line = text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    let line = text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1;
     let column = text[line_start(text, at)..at].chars().count() + 1;
     DocError::Syntax {
         line,

@@ -148,7 +148,10 @@ impl<'a> Node<'a> {
                     let (extent, key_start) = if *style == Style::Inline {
                         (extent, key_start)
                     } else if in_body {
-                        (line_start(text, extent.start)..line_end(text, extent.end), key_start)
+                        (
+                            line_start(text, extent.start)..line_end(text, extent.end),
+                            key_start,
+                        )
                     } else {
                         (extent.start..line_end(text, extent.end), key_start)
                     };
@@ -539,12 +542,18 @@ fn render_value(
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => i.to_string(),
             (None, Some(f)) => toml_edit::Value::from(f).to_string().trim().to_owned(),
-            _ => return Err(DocError::Unsupported(format!("the number {n} is out of range"))),
+            _ => {
+                return Err(DocError::Unsupported(format!(
+                    "the number {n} is out of range"
+                )));
+            }
         },
         Value::String(s) => render_string(s, old.and_then(|o| o.span()).map(|s| &text[s])),
         Value::Array(items) => {
             let old_arr = old.and_then(toml_edit::Value::as_array);
-            let layout = old_arr.and_then(|a| ArrayLayout::of(text, a)).unwrap_or_default();
+            let layout = old_arr
+                .and_then(|a| ArrayLayout::of(text, a))
+                .unwrap_or_default();
             let model = old_arr.and_then(|a| a.iter().find(|e| e.is_str()));
             let mut parts = Vec::with_capacity(items.len());
             for item in items {
@@ -568,7 +577,10 @@ fn render_value(
             let mut parts = Vec::with_capacity(map.len());
             for (k, item) in map {
                 let key = toml_edit::Key::new(k.as_str()).display_repr().into_owned();
-                parts.push(format!("{key} = {}", render_value(text, item, None, depth + 1)?));
+                parts.push(format!(
+                    "{key} = {}",
+                    render_value(text, item, None, depth + 1)?
+                ));
             }
             format!("{{ {} }}", parts.join(", "))
         }

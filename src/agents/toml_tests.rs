@@ -69,15 +69,26 @@ fn entries_of_every_style_are_read_as_json() {
     let inline = "[mcp_servers]\nb = { command = \"y\", env = { K = \"v\" } }\n";
     let e = doc(inline).entries(&["mcp_servers"]).expect("entries");
     assert_eq!(e[0].value, json!({"command": "y", "env": {"K": "v"}}));
-    assert_eq!(&inline[e[0].span.clone()], "{ command = \"y\", env = { K = \"v\" } }");
-    assert!(doc("x = 1\n").entries(&["mcp_servers"]).expect("none").is_empty());
+    assert_eq!(
+        &inline[e[0].span.clone()],
+        "{ command = \"y\", env = { K = \"v\" } }"
+    );
+    assert!(
+        doc("x = 1\n")
+            .entries(&["mcp_servers"])
+            .expect("none")
+            .is_empty()
+    );
     assert!(doc("mcp_servers = 3\n").entries(&["mcp_servers"]).is_err());
 }
 
 #[test]
 fn replacing_values_changes_only_them_and_keeps_quoting_and_layout() {
     let out = set(CODEX, "github", "command", Some(json!("/bin/mcptape")));
-    assert_eq!(out, CODEX.replace("command = \"npx\"", "command = \"/bin/mcptape\""));
+    assert_eq!(
+        out,
+        CODEX.replace("command = \"npx\"", "command = \"/bin/mcptape\"")
+    );
     let out = set(
         CODEX,
         "github",
@@ -101,7 +112,9 @@ fn replacing_values_changes_only_them_and_keeps_quoting_and_layout() {
 fn members_are_added_in_the_entry_style() {
     let out = set(CODEX, "github", "cwd", Some(json!("/work")));
     assert!(
-        out.contains("unknown_key = { nested = true }\ncwd = \"/work\"\n\n[mcp_servers.github.env]"),
+        out.contains(
+            "unknown_key = { nested = true }\ncwd = \"/work\"\n\n[mcp_servers.github.env]"
+        ),
         "{out}"
     );
     let dotted = "# top\nmcp_servers.a.command = \"x\"  # c\nother = 1\n";
@@ -137,10 +150,18 @@ fn a_subtable_is_edited_key_by_key() {
             "GITHUB_TOKEN = \"ghp_secret\"\nMCPTAPE_HEADER_X = \"1\"\n"
         )
     );
-    let back = set(&out, "github", "env", Some(json!({"GITHUB_TOKEN": "ghp_secret"})));
+    let back = set(
+        &out,
+        "github",
+        "env",
+        Some(json!({"GITHUB_TOKEN": "ghp_secret"})),
+    );
     assert_eq!(back, CODEX);
     let out = set(CODEX, "docs", "http_headers", Some(json!({})));
-    assert!(out.contains("http_headers = {}\n") || out.contains("http_headers = {  }\n"), "{out}");
+    assert!(
+        out.contains("http_headers = {}\n") || out.contains("http_headers = {  }\n"),
+        "{out}"
+    );
 }
 
 #[test]
