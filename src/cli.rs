@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::framing::MAX_LINE_BYTES;
 
 mod agents;
-#[allow(unused_imports)] // until install and import use them (issue 15)
+#[allow(unused_imports)] // until import uses TranscriptAgent (issue 15)
 pub use agents::{AgentName, Scope, Targets, TranscriptAgent};
 pub use agents::{Import, Install, Scan, Uninstall};
 
@@ -36,6 +36,14 @@ fn header(text: &str) -> Result<(String, String), String> {
         .filter(|(name, _)| !name.trim().is_empty())
         .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
         .ok_or_else(|| format!("invalid --header `{text}`: write 'Name: value'"))
+}
+
+/// `--header-env NAME=VAR`: a header name and an environment variable name, neither empty.
+fn header_env(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .filter(|(name, var)| !name.trim().is_empty() && !var.trim().is_empty())
+        .map(|(name, var)| (name.trim().to_owned(), var.trim().to_owned()))
+        .ok_or_else(|| format!("invalid --header-env `{text}`: write NAME=VAR"))
 }
 
 /// Default of `--max-connections`: connections the HTTP front serves at once.
@@ -205,6 +213,11 @@ pub struct Proxy {
     /// Headers are never written to the tape.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = header)]
     pub headers: Vec<(String, String)>,
+    /// A header for every request to --url whose value is environment variable VAR's
+    /// (repeatable): `--header-env Authorization=MCPTAPE_HEADER_AUTHORIZATION` keeps the
+    /// secret out of argv, where `ps` shows it. VAR unset or empty is an error.
+    #[arg(long = "header-env", value_name = "NAME=VAR", requires = "url", value_parser = header_env)]
+    pub header_envs: Vec<(String, String)>,
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present_any = ["url", "listen"], value_name = "CMD")]
     pub command: Vec<String>,

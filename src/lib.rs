@@ -47,7 +47,6 @@
 //! The modules are private; what other crates (the binary, the tests, the benchmarks and
 //! the fuzz targets) use is re-exported below.
 
-#[allow(dead_code)] // until install and import use it (issue 15)
 mod agents;
 mod cli;
 mod cmd;

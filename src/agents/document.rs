@@ -13,6 +13,7 @@ use serde_json::Value;
 
 /// A config file's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // Toml and Yaml: the codex and goose agents (h15-formats)
 pub enum Format {
     /// JSON as agents write it, read as JSONC: comments and trailing commas allowed and
     /// kept (VS Code, Zed and others).

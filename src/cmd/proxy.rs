@@ -33,10 +33,32 @@ use crate::upstream::refusals::Refusals;
 use crate::upstream::replay;
 use crate::verdict::Verdict;
 
+/// The headers of `--header-env NAME=VAR` pairs, each with `lookup(VAR)`'s value; an
+/// unset or empty VAR is a usage error naming the flag and the variable.
+fn header_values(
+    pairs: &[(String, String)],
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>> {
+    pairs
+        .iter()
+        .map(|(name, var)| match lookup(var).filter(|v| !v.is_empty()) {
+            Some(value) => Ok((name.clone(), value)),
+            None => Err(Error::Usage(format!(
+                "--header-env {}={}: environment variable `{}` is not set or is empty",
+                crate::term::line(name),
+                crate::term::line(var),
+                crate::term::line(var)
+            ))),
+        })
+        .collect()
+}
+
 impl cli::Proxy {
     /// Runs the proxy until the client or the server is gone; comes to its server's
     /// status, unless the recording or the replay failed.
-    pub fn run(self) -> Result<Outcome> {
+    pub fn run(mut self) -> Result<Outcome> {
+        let from_env = header_values(&self.header_envs, |var| std::env::var(var).ok())?;
+        self.headers.extend(from_env);
         let server = self.server_name()?;
         let mode = mode::decide(
             self.record.as_deref(),
@@ -485,7 +507,7 @@ fn clean_name(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{derive_name, name_from_url};
+    use super::{derive_name, header_values, name_from_url};
 
     #[test]
     fn a_url_names_its_server_by_host_or_path_never_by_its_query() {
@@ -531,5 +553,23 @@ mod tests {
         assert_eq!(name("node ./build/esm/cli.mjs"), "cli");
         assert_eq!(name("bun ../tools/mcp-notes/index.ts"), "notes");
         assert_eq!(name("weird$name"), "weird-name");
+    }
+
+    #[test]
+    fn header_env_takes_values_from_the_environment_and_names_a_missing_one() {
+        let pairs = vec![("Authorization".to_owned(), "TOKEN".to_owned())];
+        let got = header_values(&pairs, |v| (v == "TOKEN").then(|| "Bearer x".to_owned()));
+        assert_eq!(
+            got.expect("set"),
+            vec![("Authorization".to_owned(), "Bearer x".to_owned())]
+        );
+        for value in [None, Some(String::new())] {
+            let err = header_values(&pairs, |_| value.clone()).expect_err("missing");
+            let text = err.to_string();
+            assert!(
+                text.contains("--header-env Authorization=TOKEN") && text.contains("`TOKEN`"),
+                "{text}"
+            );
+        }
     }
 }

@@ -1,0 +1,128 @@
+use serde_json::json;
+
+use super::*;
+
+fn entry(doc: &JsonDocument, path: &[&str], name: &str) -> Entry {
+    doc.entries(path)
+        .expect("entries")
+        .into_iter()
+        .find(|e| e.name() == name)
+        .expect("entry")
+}
+
+fn set(text: &str, path: &[&str], name: &str, key: &str, value: Option<Value>) -> String {
+    let doc = JsonDocument::parse(text).expect("parse");
+    let e = entry(&doc, path, name);
+    let edits = doc.set_member(&e, key, value.as_ref()).expect("edit");
+    crate::agents::document::apply_edits(text, edits).expect("apply")
+}
+
+const JSONC: &str = "// my servers\n{\n  \"servers\": {\n    /* the fs one */\n    \"fs\": {\n      \"type\": \"stdio\", // local\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"fs\"],\n    },\n  },\n  \"inputs\": [],\n}\n";
+
+#[test]
+fn entries_have_spans_and_values_with_comments_and_trailing_commas() {
+    let doc = JsonDocument::parse(JSONC).expect("parse");
+    let e = entry(&doc, &["servers"], "fs");
+    assert_eq!(e.path, ["servers", "fs"]);
+    assert!(JSONC[e.span.clone()].starts_with('{') && JSONC[e.span.clone()].ends_with('}'));
+    assert_eq!(
+        e.value,
+        json!({"type": "stdio", "command": "npx", "args": ["-y", "fs"]})
+    );
+    assert!(doc.entries(&["nothing"]).expect("absent").is_empty());
+    assert!(
+        doc.entries(&["inputs"]).is_err(),
+        "a container that is not an object"
+    );
+}
+
+#[test]
+fn replacing_a_value_changes_only_its_bytes() {
+    let out = set(JSONC, &["servers"], "fs", "command", Some(json!("mcptape")));
+    assert_eq!(out, JSONC.replace("\"npx\"", "\"mcptape\""));
+    let out = set(JSONC, &["servers"], "fs", "args", Some(json!(["a", "b"])));
+    assert_eq!(out, JSONC.replace("[\"-y\", \"fs\"]", "[\"a\", \"b\"]"));
+}
+
+#[test]
+fn an_added_member_takes_the_entry_style_and_removing_it_round_trips() {
+    let out = set(JSONC, &["servers"], "fs", "env", Some(json!({"K": "v"})));
+    assert!(
+        out.contains(
+            "\"args\": [\"-y\", \"fs\"],\n      \"env\": {\n        \"K\": \"v\"\n      },\n    },"
+        ),
+        "{out}"
+    );
+    let back = set(&out, &["servers"], "fs", "env", None);
+    assert_eq!(back, JSONC);
+}
+
+#[test]
+fn crlf_tabs_and_single_line_objects_keep_their_style() {
+    let crlf = "{\r\n\t\"mcpServers\": {\r\n\t\t\"a\": {\r\n\t\t\t\"command\": \"x\"\r\n\t\t}\r\n\t}\r\n}\r\n";
+    let out = set(crlf, &["mcpServers"], "a", "args", Some(json!(["1"])));
+    assert_eq!(
+        out,
+        "{\r\n\t\"mcpServers\": {\r\n\t\t\"a\": {\r\n\t\t\t\"command\": \"x\",\r\n\t\t\t\"args\": [\"1\"]\r\n\t\t}\r\n\t}\r\n}\r\n"
+    );
+    let one = "{\"mcpServers\":{\"a\":{\"command\":\"x\"}}}";
+    let out = set(one, &["mcpServers"], "a", "env", Some(json!({"K": "v"})));
+    assert_eq!(
+        out,
+        "{\"mcpServers\":{\"a\":{\"command\":\"x\",\"env\":{\"K\":\"v\"}}}}"
+    );
+    let spaced = "{ \"mcpServers\": { \"a\": { \"command\": \"x\" } } }";
+    let out = set(
+        spaced,
+        &["mcpServers"],
+        "a",
+        "args",
+        Some(json!(["1", "2"])),
+    );
+    assert_eq!(
+        out,
+        "{ \"mcpServers\": { \"a\": { \"command\": \"x\", \"args\": [\"1\", \"2\"] } } }"
+    );
+    let empty = "{\"mcpServers\": {\"a\": {}}}";
+    let out = set(empty, &["mcpServers"], "a", "command", Some(json!("x")));
+    assert_eq!(out, "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}");
+}
+
+#[test]
+fn removing_a_middle_or_only_member() {
+    let text = "{\"s\": {\"a\": {\"x\": 1, \"y\": 2, \"z\": 3}}}";
+    assert_eq!(
+        set(text, &["s"], "a", "y", None),
+        "{\"s\": {\"a\": {\"x\": 1, \"z\": 3}}}"
+    );
+    assert_eq!(
+        set(text, &["s"], "a", "z", None),
+        "{\"s\": {\"a\": {\"x\": 1, \"y\": 2}}}"
+    );
+    let only = "{\"s\": {\"a\": {\"x\": 1}}}";
+    assert_eq!(set(only, &["s"], "a", "x", None), "{\"s\": {\"a\": {}}}");
+}
+
+#[test]
+fn bad_text_is_an_error_with_line_and_column_and_depth_is_bounded() {
+    match JsonDocument::parse("{\n  \"a\": 1,\n  \"b\" 2\n}") {
+        Err(DocError::Syntax { line, .. }) => assert_eq!(line, 3),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        JsonDocument::parse("[1]").is_err(),
+        "the top level must be an object"
+    );
+    let deep = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(
+        JsonDocument::parse(&deep).is_err(),
+        "too deep is an error, not a crash"
+    );
+    assert!(
+        JsonDocument::parse("  \n")
+            .expect("empty")
+            .entries(&["x"])
+            .expect("none")
+            .is_empty()
+    );
+}

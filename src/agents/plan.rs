@@ -1,0 +1,302 @@
+//! One config file's plan: the new text `install` or `uninstall` would write, and what it
+//! did to each entry. Planning reads and computes only; `cmd/install.rs` writes.
+//!
+//! Edits go through the file's [`Document`] one member at a time, the text read again
+//! after each, so members added, replaced and removed in one entry never overlap; the
+//! file is still written once, however many entries and containers changed.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::agents::agent::{self, ConfigFile, Place};
+use crate::agents::dialect::Dialect;
+use crate::agents::document::{DocError, Edit, Entry, Format, apply_edits};
+use crate::agents::error::AgentError;
+use crate::agents::record::{InstallRecord, RecordedEntry};
+use crate::agents::wrap::{self, Member, Wrap};
+use crate::cli::{AgentName, Scope};
+
+/// One config file of one agent, with every container of it in the chosen scopes.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Whose file.
+    pub agent: AgentName,
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: Format,
+    /// How its entries are spelled.
+    pub dialect: Dialect,
+    /// Its containers, each with its scope.
+    pub containers: Vec<(Scope, Vec<String>)>,
+}
+
+/// The files of `agents` in `scope` (both when `None`), one [`Target`] per file.
+pub fn targets(agents: &[AgentName], scope: Option<Scope>, place: &Place) -> Vec<Target> {
+    let mut out: Vec<Target> = Vec::new();
+    for &name in agents {
+        for ConfigFile {
+            agent,
+            scope: s,
+            path,
+            format,
+            containers,
+            dialect,
+        } in agent::files(name, place)
+        {
+            if scope.is_some_and(|want| want != s) {
+                continue;
+            }
+            let with_scope = containers.into_iter().map(|c| (s, c));
+            match out.iter_mut().find(|t| t.agent == agent && t.path == path) {
+                Some(t) => t.containers.extend(with_scope),
+                None => out.push(Target {
+                    agent,
+                    path,
+                    format,
+                    dialect,
+                    containers: with_scope.collect(),
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// What happened to one entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fate {
+    /// Wrapped by this install.
+    Wrapped,
+    /// Already wrapped: left as it is.
+    AlreadyWrapped,
+    /// Not wrapped: left as it is (uninstall).
+    NotWrapped,
+    /// Restored to its recorded original bytes.
+    Restored,
+    /// Unwrapped from the wrapper's argv (no record of it).
+    Unwrapped,
+    /// Left alone, for this reason.
+    Skipped(String),
+}
+
+/// One entry's line in a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The entry's key.
+    pub server: String,
+    /// Its container's scope.
+    pub scope: Scope,
+    /// What happened to it.
+    pub fate: Fate,
+}
+
+/// A file's plan.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    /// The file.
+    pub target: Target,
+    /// Its text as read.
+    pub before: String,
+    /// Its text after the plan.
+    pub after: String,
+    /// Per entry, what happens.
+    pub entries: Vec<Outcome>,
+    /// The install record after the plan.
+    pub record: InstallRecord,
+}
+
+impl FilePlan {
+    /// True when the file's text changes.
+    pub fn changes(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+fn parse_err(path: &Path) -> impl Fn(DocError) -> AgentError + '_ {
+    move |source| AgentError::Parse {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The entries of every container of `target` in `text`, each with its scope.
+pub fn entries(target: &Target, text: &str) -> Result<Vec<(Scope, Entry)>, AgentError> {
+    let doc = crate::agents::open(target.format, text).map_err(parse_err(&target.path))?;
+    let mut out = Vec::new();
+    for (scope, container) in &target.containers {
+        let c: Vec<&str> = container.iter().map(String::as_str).collect();
+        for entry in doc.entries(&c).map_err(parse_err(&target.path))? {
+            if !entry.value.is_object() {
+                return Err(AgentError::NotObject {
+                    path: target.path.clone(),
+                    name: entry.name().to_owned(),
+                });
+            }
+            out.push((*scope, entry));
+        }
+    }
+    Ok(out)
+}
+
+/// The entry at key path `path` in `text`.
+fn find(format: Format, text: &str, path: &[String]) -> Result<Entry, DocError> {
+    let doc = crate::agents::open(format, text)?;
+    let container: Vec<&str> = path[..path.len().saturating_sub(1)]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    doc.entries(&container)?
+        .into_iter()
+        .find(|e| e.path == path)
+        .ok_or_else(|| DocError::Unsupported(format!("entry `{}` went missing", path.join("."))))
+}
+
+/// `text` with `members` of the entry at `path` set in order.
+fn set_members(
+    format: Format,
+    text: &str,
+    path: &[String],
+    members: &[Member],
+) -> Result<String, DocError> {
+    let mut cur = text.to_owned();
+    for (key, value) in members {
+        let doc = crate::agents::open(format, &cur)?;
+        let entry = find(format, &cur, path)?;
+        let edits = doc.set_member(&entry, key, value.as_ref())?;
+        cur = apply_edits(&cur, edits)?;
+    }
+    Ok(cur)
+}
+
+fn chosen(servers: &[String], name: &str) -> bool {
+    servers.is_empty() || servers.iter().any(|s| s == name)
+}
+
+/// The install plan of `target` (text `before`): each chosen entry wrapped to start
+/// through `launcher`, and the record updated with what was wrapped.
+pub fn install(
+    target: &Target,
+    before: &str,
+    launcher: &[String],
+    servers: &[String],
+    record: Option<InstallRecord>,
+) -> Result<FilePlan, AgentError> {
+    let mut record = record.unwrap_or_else(|| InstallRecord::new(&target.path));
+    let mut after = before.to_owned();
+    let mut outcomes = Vec::new();
+    let mut wrapped: Vec<(Vec<String>, String)> = Vec::new();
+    for (scope, entry) in entries(target, before)? {
+        let server = entry.name().to_owned();
+        if !chosen(servers, &server) {
+            continue;
+        }
+        let fate = match wrap::wrap(&entry.value, &server, &target.dialect, launcher) {
+            Wrap::Wrapped => Fate::AlreadyWrapped,
+            Wrap::Skip(why) => Fate::Skipped(why),
+            Wrap::Members(members) => {
+                after = set_members(target.format, &after, &entry.path, &members)
+                    .map_err(parse_err(&target.path))?;
+                wrapped.push((entry.path.clone(), before[entry.span.clone()].to_owned()));
+                Fate::Wrapped
+            }
+        };
+        outcomes.push(Outcome {
+            server,
+            scope,
+            fate,
+        });
+    }
+    for (path, original) in wrapped {
+        let installed = find(target.format, &after, &path)
+            .map_err(parse_err(&target.path))?
+            .value;
+        record.put(RecordedEntry {
+            path,
+            original,
+            installed,
+        });
+    }
+    Ok(FilePlan {
+        target: target.clone(),
+        before: before.to_owned(),
+        after,
+        entries: outcomes,
+        record,
+    })
+}
+
+/// The uninstall plan of `target`: each chosen wrapped entry restored to its recorded
+/// bytes when it still equals what install wrote, unwrapped from its argv when there is
+/// no record of it, and left alone (with the reason) when it was edited since.
+pub fn uninstall(
+    target: &Target,
+    before: &str,
+    servers: &[String],
+    record: Option<InstallRecord>,
+) -> Result<FilePlan, AgentError> {
+    let mut record = record.unwrap_or_else(|| InstallRecord::new(&target.path));
+    let mut after = before.to_owned();
+    let mut outcomes = Vec::new();
+    for (scope, entry) in entries(target, before)? {
+        let server = entry.name().to_owned();
+        if !chosen(servers, &server) {
+            continue;
+        }
+        let recorded = record.get(&entry.path).cloned();
+        let is_wrapped = wrap::wrapped(&entry.value, &target.dialect).is_some();
+        let fate = match (recorded, is_wrapped) {
+            (Some(rec), _) if rec.installed == entry.value => {
+                let now = find(target.format, &after, &entry.path).map_err(parse_err(&target.path))?;
+                after = apply_edits(
+                    &after,
+                    vec![Edit {
+                        span: now.span,
+                        text: rec.original.clone(),
+                    }],
+                )
+                .map_err(parse_err(&target.path))?;
+                record.entries.retain(|e| e.path != entry.path);
+                Fate::Restored
+            }
+            (Some(_), true) => Fate::Skipped(
+                "edited since install (its wrapper changed); left alone, restore it by hand".into(),
+            ),
+            (Some(_), false) => {
+                // Unwrapped by someone else: the record has nothing left to do.
+                record.entries.retain(|e| e.path != entry.path);
+                Fate::NotWrapped
+            }
+            (None, false) => Fate::NotWrapped,
+            (None, true) => match wrap::unwrap_stdio(&entry.value, &target.dialect) {
+                Some(members) => {
+                    after = set_members(target.format, &after, &entry.path, &members)
+                        .map_err(parse_err(&target.path))?;
+                    Fate::Unwrapped
+                }
+                None => Fate::Skipped(
+                    "a wrapped remote entry with no install record (its headers are only in the record); left alone"
+                        .into(),
+                ),
+            },
+        };
+        outcomes.push(Outcome {
+            server,
+            scope,
+            fate,
+        });
+    }
+    Ok(FilePlan {
+        target: target.clone(),
+        before: before.to_owned(),
+        after,
+        entries: outcomes,
+        record,
+    })
+}
+
+/// Whether an entry's value is wrapped, for `--list`.
+pub fn is_wrapped(value: &Value, dialect: &Dialect) -> bool {
+    wrap::wrapped(value, dialect).is_some()
+}

@@ -1,0 +1,153 @@
+use serde_json::json;
+
+use super::*;
+
+fn launcher() -> Vec<String> {
+    vec!["/bin/mcptape".to_owned()]
+}
+
+fn members(w: Wrap) -> Vec<Member> {
+    match w {
+        Wrap::Members(m) => m,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_stdio_entry_gets_the_wrapper_and_nothing_else_changes() {
+    let e = json!({"command": "npx", "args": ["-y", "srv"], "env": {"K": "secret"}, "cwd": "/w"});
+    let m = members(wrap(&e, "gh", &Dialect::STANDARD, &launcher()));
+    assert_eq!(
+        m,
+        vec![
+            ("command".to_owned(), Some(json!("/bin/mcptape"))),
+            (
+                "args".to_owned(),
+                Some(json!(["proxy", "--server", "gh", "--", "npx", "-y", "srv"]))
+            ),
+        ]
+    );
+    let words: Vec<String> = ["npx", "-y", "mcptape"].map(str::to_owned).to_vec();
+    let m = members(wrap(&e, "gh", &Dialect::STANDARD, &words));
+    assert_eq!(m[0].1, Some(json!("npx")));
+    assert_eq!(
+        m[1].1,
+        Some(json!([
+            "-y", "mcptape", "proxy", "--server", "gh", "--", "npx", "-y", "srv"
+        ]))
+    );
+}
+
+#[test]
+fn a_wrapped_entry_is_recognized_and_unwrapped_from_its_argv() {
+    let e =
+        json!({"command": "/x/mcptape", "args": ["proxy", "--server", "gh", "--", "npx", "-y"]});
+    assert_eq!(
+        wrap(&e, "gh", &Dialect::STANDARD, &launcher()),
+        Wrap::Wrapped
+    );
+    let w = wrapped(&e, &Dialect::STANDARD).expect("wrapped");
+    assert_eq!(w.server, "gh");
+    assert_eq!(
+        unwrap_stdio(&e, &Dialect::STANDARD).expect("unwrap")[1].1,
+        Some(json!(["-y"]))
+    );
+    let npx = json!({"command": "npx", "args": ["-y", "mcptape", "proxy", "--server", "a", "--url", "u"]});
+    assert!(
+        matches!(wrapped(&npx, &Dialect::STANDARD).map(|w| w.inner), Some(Inner::Url(u)) if u == "u")
+    );
+    // `proxy` of another program is not ours.
+    let other = json!({"command": "docker", "args": ["proxy", "--server", "a", "--", "b"]});
+    assert!(wrapped(&other, &Dialect::STANDARD).is_none());
+}
+
+#[test]
+fn a_remote_entry_moves_its_headers_into_env_never_argv() {
+    let e = json!({"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer sk-1", "X-Team": "t"}});
+    let m = members(wrap(&e, "r", &Dialect::STANDARD, &launcher()));
+    let args = m
+        .iter()
+        .find(|(k, _)| k == "args")
+        .and_then(|(_, v)| v.clone())
+        .expect("args");
+    assert!(!args.to_string().contains("sk-1"), "{args}");
+    assert_eq!(
+        args,
+        json!([
+            "proxy",
+            "--server",
+            "r",
+            "--url",
+            "https://h/mcp",
+            "--header-env",
+            "Authorization=MCPTAPE_HEADER_AUTHORIZATION",
+            "--header-env",
+            "X-Team=MCPTAPE_HEADER_X_TEAM"
+        ])
+    );
+    assert!(m.contains(&(
+        "env".to_owned(),
+        Some(json!({"MCPTAPE_HEADER_AUTHORIZATION": "Bearer sk-1", "MCPTAPE_HEADER_X_TEAM": "t"}))
+    )));
+    assert!(m.contains(&("type".to_owned(), Some(json!("stdio")))));
+    assert!(m.contains(&("url".to_owned(), None)) && m.contains(&("headers".to_owned(), None)));
+    let ws = json!({"serverUrl": "https://w"});
+    let m = members(wrap(&ws, "w", &Dialect::WINDSURF, &launcher()));
+    assert!(m.contains(&("serverUrl".to_owned(), None)));
+}
+
+#[test]
+fn what_a_stdio_front_cannot_express_is_skipped_with_a_reason() {
+    let skip = |e: Value, d: &Dialect| match wrap(&e, "x", d, &launcher()) {
+        Wrap::Skip(why) => why,
+        other => panic!("{other:?}"),
+    };
+    assert!(skip(json!({"type": "sse", "url": "u"}), &Dialect::STANDARD).contains("SSE"));
+    assert!(skip(json!({"url": "u"}), &Dialect::GEMINI).contains("SSE"));
+    assert!(
+        skip(
+            json!({"httpUrl": "u", "oauth": {"enabled": true}}),
+            &Dialect::GEMINI
+        )
+        .contains("oauth")
+    );
+    assert!(skip(json!({"command": 3}), &Dialect::STANDARD).contains("not a string"));
+    assert!(skip(json!({"disabled": true}), &Dialect::STANDARD).contains("URL"));
+    assert!(
+        skip(
+            json!({"url": "u", "env": {"MCPTAPE_HEADER_A": "1"}, "headers": {"a": "2"}}),
+            &Dialect::STANDARD
+        )
+        .contains("already")
+    );
+}
+
+#[test]
+fn zed_nested_command_is_wrapped_inside_its_object() {
+    let e =
+        json!({"command": {"path": "node", "args": ["s.js"], "env": {"K": "v"}}, "settings": {}});
+    let m = members(wrap(&e, "z", &Dialect::ZED, &launcher()));
+    assert_eq!(
+        m,
+        vec![(
+            "command".to_owned(),
+            Some(
+                json!({"path": "/bin/mcptape", "args": ["proxy", "--server", "z", "--", "node", "s.js"], "env": {"K": "v"}})
+            )
+        )]
+    );
+    let flat = json!({"command": "node", "args": ["s.js"]});
+    assert_eq!(
+        members(wrap(&flat, "z", &Dialect::ZED, &launcher())).len(),
+        2
+    );
+}
+
+#[test]
+fn header_env_names() {
+    assert_eq!(
+        header_env_name("Authorization"),
+        "MCPTAPE_HEADER_AUTHORIZATION"
+    );
+    assert_eq!(header_env_name("x-api.key"), "MCPTAPE_HEADER_X_API_KEY");
+}
