@@ -32,6 +32,7 @@ pub mod plan;
 pub mod record;
 mod text;
 pub mod toml;
+mod toml_render;
 pub mod wrap;
 pub mod write;
 pub mod yaml;
