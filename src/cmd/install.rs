@@ -101,10 +101,11 @@ fn out(text: &str) -> Result<()> {
 }
 
 fn unified_diff(plan: &FilePlan, shown: &str) -> String {
+    let sep = if shown.starts_with('/') { "" } else { "/" };
     similar::TextDiff::from_lines(&plan.before, &plan.after)
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .header(&format!("a{sep}{shown}"), &format!("b{sep}{shown}"))
         .to_string()
 }
 

@@ -23,6 +23,8 @@ mod habits;
 mod help;
 mod http;
 mod http_limits;
+mod install;
+mod install_safety;
 mod lifecycle;
 mod line_mode;
 mod loaders;
