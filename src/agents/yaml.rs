@@ -454,11 +454,41 @@ impl YamlDocument {
                 }
                 s
             }
+            Value::Array(items) if !items.is_empty() && self.dash_offset().is_some() => {
+                let dash = " ".repeat(self.dash_offset().unwrap_or(0));
+                let mut s = String::from(":");
+                for item in items {
+                    s.push_str(&format!(
+                        "{nl}{indent}{dash}- {}",
+                        flow_value(item, quote, false)?
+                    ));
+                }
+                s
+            }
             _ => format!(": {}", flow_value(v, quote, false)?),
         };
         Ok(Edit {
             span: at..at,
             text: format!("{lead}{indent}{k}{body}{nl}"),
+        })
+    }
+
+    /// How far the file's first block sequence under a key puts its dashes past the
+    /// key (0 for Goose's own `args:\n- a`), so a new sequence looks like the others.
+    fn dash_offset(&self) -> Option<usize> {
+        let nodes = &self.tree.nodes;
+        let col = |at: usize| at - line_start(&self.text, at);
+        nodes.iter().find_map(|n| match &n.kind {
+            Kind::Map(pairs) if !n.flow => pairs.iter().find_map(|&(k, v)| {
+                let seq = &nodes[v];
+                (matches!(seq.kind, Kind::Seq(_))
+                    && !seq.flow
+                    && starts_line(&self.text, seq.span.start)
+                    && starts_line(&self.text, nodes[k].span.start))
+                .then(|| col(seq.span.start).checked_sub(col(nodes[k].span.start)))
+                .flatten()
+            }),
+            _ => None,
         })
     }
 

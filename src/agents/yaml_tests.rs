@@ -135,6 +135,17 @@ fn members_are_added_in_the_entry_style() {
     let out = set(GOOSE, "remote", "cmd", Some(json!("mcptape")));
     assert!(out.contains("enabled: true, cmd: mcptape}\n"), "{out}");
     assert_eq!(set(&out, "remote", "cmd", None), GOOSE);
+    // A new sequence copies the file's dash offset (Goose's: none).
+    let out = set(GOOSE, "developer", "args", Some(json!(["a", "@b"])));
+    assert!(
+        out.contains("    type: builtin\n    args:\n    - a\n    - '@b'\n  github:"),
+        "{out}"
+    );
+    let flow_only = "extensions:\n  a:\n    cmd: x\n";
+    assert_eq!(
+        set(flow_only, "a", "args", Some(json!(["p", "q"]))),
+        "extensions:\n  a:\n    cmd: x\n    args: [p, q]\n"
+    );
     // A new nested mapping is written as a block at the entry's own step.
     let text = "extensions:\n  a:\n    cmd: x\n    envs:\n      K: v\n";
     let out = set(text, "a", "more", Some(json!({"A": "1"})));

@@ -24,6 +24,7 @@ mod help;
 mod http;
 mod http_limits;
 mod install;
+mod install_formats;
 mod install_safety;
 mod lifecycle;
 mod line_mode;
