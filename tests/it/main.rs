@@ -25,6 +25,7 @@ mod http;
 mod http_limits;
 mod install;
 mod install_formats;
+mod install_formats_codex;
 mod install_safety;
 mod lifecycle;
 mod line_mode;
