@@ -32,7 +32,7 @@ pub enum Os {
     /// Linux and other Unix systems (XDG directories).
     Linux,
     /// macOS (`~/Library/Application Support`).
-    MacOs,
+    Mac,
     /// Windows (`%APPDATA%`).
     Windows,
 }
@@ -41,7 +41,7 @@ impl Os {
     /// The OS this binary was built for.
     pub fn current() -> Os {
         if cfg!(target_os = "macos") {
-            Os::MacOs
+            Os::Mac
         } else if cfg!(windows) {
             Os::Windows
         } else {
@@ -95,7 +95,7 @@ impl Place {
     pub fn app_config_dir(&self) -> PathBuf {
         match self.os {
             Os::Linux => self.xdg_config(),
-            Os::MacOs => self.home.join("Library/Application Support"),
+            Os::Mac => self.home.join("Library/Application Support"),
             Os::Windows => self
                 .appdata
                 .clone()
@@ -271,7 +271,7 @@ pub fn files(agent: AgentName, place: &Place) -> Vec<ConfigFile> {
             // (`$XDG_CONFIG_HOME/zed` on Linux), `%APPDATA%\Zed` on Windows.
             let user = match place.os {
                 Os::Linux => place.xdg_config().join("zed"),
-                Os::MacOs => home.join(".config/zed"),
+                Os::Mac => home.join(".config/zed"),
                 Os::Windows => place.app_config_dir().join("Zed"),
             };
             vec![
@@ -426,7 +426,7 @@ mod tests {
         linux.xdg_config_home = Some(PathBuf::from("/x"));
         assert_eq!(paths(AgentName::Vscode, &linux)[0], "/x/Code/User/mcp.json");
         assert_eq!(paths(AgentName::Zed, &linux)[0], "/x/zed/settings.json");
-        let mac = place(Os::MacOs);
+        let mac = place(Os::Mac);
         assert_eq!(
             paths(AgentName::Cline, &mac),
             [

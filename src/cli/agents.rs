@@ -49,10 +49,11 @@ pub struct Targets {
     /// Only the files of this scope. Without it: both, where the agent has both.
     #[arg(long, value_enum, value_name = "SCOPE")]
     pub scope: Option<Scope>,
-    /// Only the servers of this name (repeatable).
+    /// Only the servers of this name (repeatable); a name in none of the chosen files is
+    /// an error.
     #[arg(long = "server", value_name = "NAME")]
     pub servers: Vec<String>,
-    /// Print what would change as a unified diff per file, and write nothing.
+    /// Print what would change as a unified diff per file (stdout), and write nothing.
     #[arg(long)]
     pub dry_run: bool,
 }

@@ -220,10 +220,8 @@ fn all_args(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(o) => {
             for (k, x) in o {
-                if k == "args" {
-                    if let Value::Array(a) = x {
-                        out.extend(a.iter().filter_map(|s| s.as_str().map(str::to_owned)));
-                    }
+                if let (true, Value::Array(a)) = (k == "args", x) {
+                    out.extend(a.iter().filter_map(|s| s.as_str().map(str::to_owned)));
                 }
                 all_args(x, out);
             }
@@ -238,10 +236,9 @@ fn find_entry<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
     match v {
         Value::Object(o) => {
             for (k, x) in o {
-                if ["mcpServers", "servers", "context_servers"].contains(&k.as_str()) {
-                    if let Some(e) = x.get(name) {
-                        return Some(e);
-                    }
+                let container = ["mcpServers", "servers", "context_servers"].contains(&k.as_str());
+                if let Some(e) = x.get(name).filter(|_| container) {
+                    return Some(e);
                 }
                 if let Some(e) = find_entry(x, name) {
                     return Some(e);
@@ -399,6 +396,21 @@ fn round_trip(case: &Case) {
         std::fs::read_to_string(&path).expect("read"),
         after,
         "second install changed"
+    );
+
+    let out = run(mcptape(
+        &env,
+        &["uninstall", "--agent", case.agent, "--dry-run"],
+    ));
+    assert!(
+        out.status.success() && stdout(&out).contains("+++ b"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        after,
+        "uninstall --dry-run wrote"
     );
 
     let out = run(mcptape(&env, &["uninstall", "--agent", case.agent]));

@@ -276,3 +276,39 @@ fn claude_config_dir_is_honoured() {
     assert_eq!(read(&default), text);
     let _ = home(&env);
 }
+
+#[test]
+fn huge_and_non_utf8_files_are_errors_and_names_are_escaped() {
+    let env = Env::new();
+    let path = place(&env, CURSOR, "");
+    let mut huge = String::from("{\"mcpServers\": {}, \"pad\": \"");
+    huge.push_str(&"x".repeat(17 * 1024 * 1024));
+    huge.push_str("\"}");
+    std::fs::write(&path, &huge).expect("write");
+    let out = run(mcptape(&env, &["install", "--agent", "cursor"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("larger than") && stderr(&out).contains("mcp.json"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::write(&path, b"{\"mcpServers\": {\"a\xff\": {}}}").expect("write");
+    let out = run(mcptape(&env, &["install", "--agent", "cursor"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not UTF-8"), "{}", stderr(&out));
+
+    // A server name that would drive the terminal is printed escaped.
+    let evil = "{\"mcpServers\": {\"ev\\u001b[31mil\": {\"command\": \"x\"}}}";
+    std::fs::write(&path, evil).expect("write");
+    for args in [
+        &["install", "--list"][..],
+        &["install", "--dry-run"][..],
+        &["install"][..],
+    ] {
+        let out = run(mcptape(&env, args));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains('\u{1b}'), "{args:?}: raw ESC in {all:?}");
+    }
+}

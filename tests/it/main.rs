@@ -26,6 +26,7 @@ mod http_limits;
 mod install;
 mod install_formats;
 mod install_formats_codex;
+mod install_runs;
 mod install_safety;
 mod lifecycle;
 mod line_mode;
