@@ -8,7 +8,7 @@ use super::document::DocError;
 
 /// The most bytes a config file may have for the TOML and YAML documents: agents' configs
 /// are kilobytes; a bigger file is refused before parsing rather than parsed slowly.
-pub const MAX_CONFIG_BYTES: usize = 8 * 1024 * 1024;
+pub const MAX_CONFIG_BYTES: usize = 16 * 1024 * 1024;
 
 /// The byte offset where the line holding `at` starts.
 pub fn line_start(text: &str, at: usize) -> usize {
