@@ -332,7 +332,7 @@ pub fn files(agent: AgentName, place: &Place) -> Vec<ConfigFile> {
             // Goose's config directory (the `etcetera` app strategy): XDG on Linux and
             // macOS alike, `%APPDATA%\Block\goose\config` on Windows.
             let dir = match place.os {
-                Os::Linux | Os::MacOs => place.xdg_config().join("goose"),
+                Os::Linux | Os::Mac => place.xdg_config().join("goose"),
                 Os::Windows => place.app_config_dir().join("Block/goose/config"),
             };
             vec![file(

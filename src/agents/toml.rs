@@ -137,7 +137,7 @@ impl<'a> Node<'a> {
                         continue;
                     };
                     let child = node_of(item);
-                    let extent = extent_of(item, text, depth + 1)?;
+                    let extent = extent_of(item, depth + 1)?;
                     let Some(extent) = extent else { continue };
                     let in_body = match item {
                         Item::Value(_) => true,
@@ -171,7 +171,7 @@ impl<'a> Node<'a> {
                     let Some((k, item)) = t.get_key_value(key) else {
                         continue;
                     };
-                    let Some(extent) = extent_of(item, text, depth + 1)? else {
+                    let Some(extent) = extent_of(item, depth + 1)? else {
                         continue;
                     };
                     let key_start = k.span().map_or(extent.start, |s| s.start);
@@ -202,7 +202,7 @@ fn node_of(item: &Item) -> Option<Node<'_>> {
 
 /// The bytes an item occupies (header to last value for tables), `None` when it has
 /// no span at all (an empty implicit table).
-fn extent_of(item: &Item, text: &str, depth: usize) -> Result<Option<Range<usize>>, DocError> {
+fn extent_of(item: &Item, depth: usize) -> Result<Option<Range<usize>>, DocError> {
     if depth > MAX_DEPTH {
         return Err(DocError::Unsupported("tables nest too deeply".into()));
     }
@@ -216,7 +216,7 @@ fn extent_of(item: &Item, text: &str, depth: usize) -> Result<Option<Range<usize
         Item::Table(t) => {
             let mut acc = t.span().filter(|s| !s.is_empty() && !t.is_dotted());
             for (key, sub) in t.iter() {
-                if let Some(s) = extent_of(sub, text, depth + 1)? {
+                if let Some(s) = extent_of(sub, depth + 1)? {
                     acc = join(acc, s);
                 }
                 if let Some(s) = t.key(key).and_then(|k| k.span()) {
@@ -229,7 +229,7 @@ fn extent_of(item: &Item, text: &str, depth: usize) -> Result<Option<Range<usize
             let mut acc = None;
             for t in a.iter() {
                 let item = Item::Table(t.clone());
-                if let Some(s) = extent_of(&item, text, depth + 1)? {
+                if let Some(s) = extent_of(&item, depth + 1)? {
                     acc = join(acc, s);
                 }
             }
@@ -304,7 +304,7 @@ impl Document for TomlDocument {
                 .collect(),
         };
         for (name, item) in items {
-            let Some(extent) = extent_of(item, &self.text, 1)? else {
+            let Some(extent) = extent_of(item, 1)? else {
                 continue;
             };
             let span = match node_of(item) {

@@ -154,12 +154,12 @@ fn plain_json(s: &str) -> Value {
     if let Ok(i) = s.parse::<i64>() {
         return Value::from(i);
     }
-    if s.chars().any(|c| c.is_ascii_digit()) && !s.contains(['x', 'o', 'X', 'O']) {
-        if let Ok(f) = s.parse::<f64>() {
-            if let Some(n) = serde_json::Number::from_f64(f) {
-                return Value::Number(n);
-            }
-        }
+    if s.chars().any(|c| c.is_ascii_digit())
+        && !s.contains(['x', 'o', 'X', 'O'])
+        && let Ok(f) = s.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(f)
+    {
+        return Value::Number(n);
     }
     Value::String(s.to_owned())
 }
