@@ -390,8 +390,12 @@ impl TomlDocument {
                 if &old == v {
                     return Ok(());
                 }
+                // Key by key, except an inline table that loses keys: its separators
+                // would not survive separate edits, so it is written anew.
                 if let (Some(child), Value::Object(new_map), Value::Object(old_map)) =
                     (m.child, v, &old)
+                    && !(matches!(child, Node::Inline(_))
+                        && old_map.keys().any(|k| !new_map.contains_key(k)))
                 {
                     for (k, nv) in new_map {
                         self.set_in(child, k, Some(nv), edits, depth + 1)?;

@@ -199,3 +199,24 @@ fn null_and_non_tables_are_refused() {
     assert_eq!(e[0].value, json!(5));
     assert!(d.set_member(&e[0], "command", Some(&json!("a"))).is_err());
 }
+
+#[test]
+fn an_inline_table_that_loses_keys_is_written_anew() {
+    // Found by the config_toml fuzz target on the codex fixture: removing the only
+    // member while adding others left `{ , A = …}`.
+    let out = set(
+        CODEX,
+        "docs",
+        "http_headers",
+        Some(json!({"A": "v", "B": "w"})),
+    );
+    assert!(
+        out.contains("http_headers = { A = \"v\", B = \"w\" }\n"),
+        "{out}"
+    );
+    let d = doc(&out);
+    let e = d.entries(&["mcp_servers"]).expect("entries");
+    assert_eq!(e[1].value["http_headers"], json!({"A": "v", "B": "w"}));
+    let out = set(CODEX, "docs", "http_headers", Some(json!({})));
+    assert!(out.contains("http_headers = {}\n"), "{out}");
+}

@@ -274,8 +274,13 @@ impl YamlDocument {
                 if &old_json == v {
                     return Ok(());
                 }
+                // Key by key, except a flow mapping that loses keys, or a block one
+                // that loses them all: that one is written anew.
                 if let (Kind::Map(_), Value::Object(new_map), Value::Object(old_map)) =
                     (&self.tree.nodes[old].kind, v, &old_json)
+                    && !(old_map.keys().any(|k| !new_map.contains_key(k))
+                        && (self.tree.nodes[old].flow
+                            || !old_map.keys().any(|k| new_map.contains_key(k))))
                 {
                     for (nk, nv) in new_map {
                         self.set_in(old, nk, Some(nv), quote, edits, depth + 1)?;

@@ -248,3 +248,16 @@ fn anchors_aliases_and_tags_are_read_but_not_edited() {
     bomb.push_str("extensions:\n  x: *a11\n");
     assert!(doc(&bomb).entries(&["extensions"]).is_err());
 }
+
+#[test]
+fn mappings_that_lose_keys_stay_valid() {
+    let out = set(GOOSE, "remote", "headers", Some(json!({"A": "v"})));
+    assert!(out.contains("headers: {A: v}"), "{out}");
+    let out = set(GOOSE, "github", "envs", Some(json!({"B": "w"})));
+    assert!(out.contains("    envs: {B: w}\n    name: github"), "{out}");
+    let two = "extensions:\n  a:\n    cmd: x\n    envs:\n      K: v\n      L: w\n";
+    assert_eq!(
+        set(two, "a", "envs", Some(json!({"L": "w", "M": "z"}))),
+        "extensions:\n  a:\n    cmd: x\n    envs:\n      L: w\n      M: z\n"
+    );
+}
