@@ -470,7 +470,7 @@ impl TomlDocument {
                 if let Some(last) = body.iter().max_by_key(|m| m.extent.end) {
                     let indent = indent_of(text, last.key_start).to_owned();
                     Ok(line(last.extent.end, "", &indent))
-                } else if let Some(h) = t.span().filter(|s| !s.is_empty()) {
+                } else if let Some(h) = t.span().filter(|s| !s.is_empty() && !t.is_implicit()) {
                     Ok(line(line_end(text, h.end), "", ""))
                 } else {
                     Err(DocError::Unsupported(

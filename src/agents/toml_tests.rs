@@ -220,3 +220,18 @@ fn an_inline_table_that_loses_keys_is_written_anew() {
     let out = set(CODEX, "docs", "http_headers", Some(json!({})));
     assert!(out.contains("http_headers = {}\n"), "{out}");
 }
+
+#[test]
+fn a_table_that_exists_only_through_its_subtable_takes_no_new_member() {
+    // Found by the config_toml fuzz target: `command` went under `[mcp_servers.g.env]`.
+    let text = "[mcp_servers.g.env]\nK = \"v\"\n";
+    let d = doc(text);
+    let e = d.entries(&["mcp_servers"]).expect("entries");
+    assert_eq!(e[0].value, json!({"env": {"K": "v"}}));
+    assert!(d.set_member(&e[0], "command", Some(&json!("x"))).is_err());
+    let empty_header = "[mcp_servers.h]\n\n[other]\n";
+    assert_eq!(
+        set(empty_header, "h", "command", Some(json!("x"))),
+        "[mcp_servers.h]\ncommand = \"x\"\n\n[other]\n"
+    );
+}
