@@ -332,6 +332,11 @@ impl YamlDocument {
                     text: parts.join(&format!("{nl}{indent}")),
                 })
             }
+            (Kind::Scalar(_, _), _) if node.span.is_empty() => Ok(Edit {
+                // `key:` with nothing after it: the value goes after the colon.
+                span: node.span.clone(),
+                text: format!(" {}", flow_value(v, quote, false)?),
+            }),
             (Kind::Scalar(_, style), _)
                 if !matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) =>
             {

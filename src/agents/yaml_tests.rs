@@ -213,6 +213,13 @@ fn bad_input_is_a_syntax_error_with_its_line() {
     assert!(matches!(err, DocError::Syntax { .. }), "{err:?}");
     let err = YamlDocument::parse("a: 1\n  b: 2\n").expect_err("bad");
     assert!(matches!(err, DocError::Syntax { line: 2, .. }), "{err:?}");
+    // Found by the config_yaml fuzz target: with `name` twice, an edit changed one and
+    // reading took the other.
+    let err = YamlDocument::parse("x:\n  name: a\n  name: b\n").expect_err("duplicate");
+    assert!(
+        matches!(err, DocError::Syntax { line: 3, column: 3, ref message } if message.contains("name")),
+        "{err:?}"
+    );
     let err = YamlDocument::parse("a: 1\n---\nb: 2\n").expect_err("two docs");
     assert!(matches!(err, DocError::Unsupported(_)), "{err:?}");
     let deep = format!("extensions: {}{}\n", "[".repeat(50_000), "]".repeat(50_000));
@@ -259,5 +266,23 @@ fn mappings_that_lose_keys_stay_valid() {
     assert_eq!(
         set(two, "a", "envs", Some(json!({"L": "w", "M": "z"}))),
         "extensions:\n  a:\n    cmd: x\n    envs:\n      L: w\n      M: z\n"
+    );
+}
+
+#[test]
+fn an_empty_value_is_set_after_its_colon() {
+    // Found by the config_yaml fuzz target: `key:` alone was marked on the next line.
+    let text = "extensions:\n  a:\n    cmd: x\n    args:\n  b:\n    cmd: y\n";
+    let out = set(text, "a", "args", Some(json!(["p"])));
+    assert_eq!(
+        out,
+        "extensions:\n  a:\n    cmd: x\n    args: [p]\n  b:\n    cmd: y\n"
+    );
+    let out = set(text, "a", "args", None);
+    assert_eq!(out, "extensions:\n  a:\n    cmd: x\n  b:\n    cmd: y\n");
+    let out = set(text, "a", "env", Some(json!({"K": "v"})));
+    assert_eq!(
+        out,
+        "extensions:\n  a:\n    cmd: x\n    args:\n    env:\n      K: v\n  b:\n    cmd: y\n"
     );
 }

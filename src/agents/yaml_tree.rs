@@ -198,7 +198,32 @@ impl Tree {
                 Self::attach(&mut nodes, &mut stack, id, text, &mut root)?;
             }
         }
+        Self::check_unique_keys(&nodes, text)?;
         Ok(Tree { nodes, root })
+    }
+
+    /// A mapping with a key twice is an error (YAML forbids it, and Goose's serde_yaml
+    /// refuses the file): an edit would change one of the two and reading takes the other.
+    fn check_unique_keys(nodes: &[Node], text: &str) -> Result<(), DocError> {
+        let mut seen = std::collections::HashSet::new();
+        for node in nodes {
+            let Kind::Map(pairs) = &node.kind else {
+                continue;
+            };
+            seen.clear();
+            for &(k, _) in pairs {
+                if let Kind::Scalar(key, _) = &nodes[k].kind
+                    && !seen.insert(key.as_str())
+                {
+                    return Err(syntax_at(
+                        text,
+                        nodes[k].span.start,
+                        format!("duplicate key `{}`", crate::term::line(key)),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Adds a finished node to the collection open on top of the stack (or makes it the
@@ -219,7 +244,20 @@ impl Tree {
             Kind::Seq(items) => items.push(id),
             Kind::Map(pairs) => match top.key.take() {
                 None => top.key = Some(id),
-                Some(k) => pairs.push((k, id)),
+                Some(k) => {
+                    pairs.push((k, id));
+                    // An empty value (`key:` alone) is marked at its key or where the
+                    // next token is, maybe lines later: it is placed after the colon.
+                    let (key_end, value) = (nodes[k].span.end, &nodes[id]);
+                    if value.span.is_empty() && matches!(value.kind, Kind::Scalar(..)) {
+                        let rest = text.get(key_end..).unwrap_or("");
+                        let gap = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+                        if rest[gap..].starts_with(':') {
+                            let at = key_end + gap + 1;
+                            nodes[id].span = at..at;
+                        }
+                    }
+                }
             },
             _ => {
                 return Err(syntax_at(
