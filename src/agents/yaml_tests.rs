@@ -220,6 +220,9 @@ fn bad_input_is_a_syntax_error_with_its_line() {
         matches!(err, DocError::Syntax { line: 3, column: 3, ref message } if message.contains("name")),
         "{err:?}"
     );
+    // Found by the config_yaml fuzz target: a lone CR is a YAML line break.
+    let err = YamlDocument::parse("a: 1\n  :\r  b: 2\n").expect_err("lone CR");
+    assert!(matches!(err, DocError::Syntax { line: 2, .. }), "{err:?}");
     let err = YamlDocument::parse("a: 1\n---\nb: 2\n").expect_err("two docs");
     assert!(matches!(err, DocError::Unsupported(_)), "{err:?}");
     let deep = format!("extensions: {}{}\n", "[".repeat(50_000), "]".repeat(50_000));

@@ -102,6 +102,14 @@ impl Tree {
     /// refused (an agent's config is one document).
     pub fn parse(text: &str) -> Result<Tree, DocError> {
         check_size(text)?;
+        // YAML takes a lone CR for a line break; the edits count lines by LF (and CRLF).
+        if let Some(i) = text
+            .bytes()
+            .enumerate()
+            .position(|(i, b)| b == b'\r' && text.as_bytes().get(i + 1) != Some(&b'\n'))
+        {
+            return Err(syntax_at(text, i, "a carriage return without a line feed"));
+        }
         let offsets = Offsets::new(text);
         let mut nodes: Vec<Node> = Vec::new();
         let mut stack: Vec<Open> = Vec::new();
