@@ -255,6 +255,12 @@ impl YamlDocument {
         let Kind::Map(pairs) = &self.tree.nodes[map].kind else {
             return Err(DocError::Unsupported("not a mapping".into()));
         };
+        if pairs.iter().any(|&(_, v)| self.keyless_empty(v)) {
+            return Err(DocError::Unsupported(format!(
+                "a mapping with a key and no `:` (line {}); edit it by hand",
+                self.line_of(self.tree.nodes[map].span.start)
+            )));
+        }
         let found = pairs
             .iter()
             .position(|&(k, _)| self.tree.key_text(k) == Some(key));
@@ -294,6 +300,13 @@ impl YamlDocument {
                 Ok(())
             }
         }
+    }
+
+    /// An empty value whose key has no `:` (`{a}`, `? a`): it has no place to edit.
+    fn keyless_empty(&self, id: NodeId) -> bool {
+        let node = &self.tree.nodes[id];
+        matches!(&node.kind, Kind::Scalar(s, ScalarStyle::Plain) if s.is_empty())
+            && !self.text[..node.span.start.min(self.text.len())].ends_with(':')
     }
 
     /// The edit that makes the value `old` of key `k` into `v`.

@@ -289,3 +289,14 @@ fn an_empty_value_is_set_after_its_colon() {
         "extensions:\n  a:\n    cmd: x\n    args:\n    env:\n      K: v\n  b:\n    cmd: y\n"
     );
 }
+
+#[test]
+fn a_key_without_a_colon_is_not_edited() {
+    // Found by the config_yaml fuzz target: `{K}` (K: null) had no place for a value.
+    let text = "extensions:\n  a: {cmd: x, K}\n";
+    let d = doc(text);
+    let e = d.entries(&["extensions"]).expect("entries");
+    assert_eq!(e[0].value, json!({"cmd": "x", "K": null}));
+    assert!(d.set_member(&e[0], "K", Some(&json!("v"))).is_err());
+    assert!(d.set_member(&e[0], "cmd", Some(&json!("v"))).is_err());
+}
