@@ -451,6 +451,17 @@ impl YamlDocument {
         } else {
             " ".repeat(col)
         };
+        if indent.contains('\t')
+            || text[line_start(text, nodes[first_key].span.start)..nodes[first_key].span.start]
+                .contains('\t')
+        {
+            // YAML indents with spaces only; a tab there is not ours to copy.
+            return Err(DocError::Unsupported(format!(
+                "a tab before `{}` (line {})",
+                self.tree.key_text(first_key).unwrap_or(""),
+                self.line_of(nodes[first_key].span.start)
+            )));
+        }
         let last_end = pairs
             .iter()
             .map(|&(k, v)| nodes[v].span.end.max(nodes[k].span.end))

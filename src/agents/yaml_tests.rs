@@ -300,3 +300,18 @@ fn a_key_without_a_colon_is_not_edited() {
     assert!(d.set_member(&e[0], "K", Some(&json!("v"))).is_err());
     assert!(d.set_member(&e[0], "cmd", Some(&json!("v"))).is_err());
 }
+
+#[test]
+fn a_tab_before_a_key_is_not_copied() {
+    // Found by the config_yaml fuzz target: a new line copied tabs into indentation.
+    let text = "# Goose coe`)\nGOOSE_PROVIDER: anthropic\nGOOSE_MODEL: claude-sonnet-3\nextensions:\n  de hand as w    bundled: \n   \t\t\te\tart_approve %m : cl_s[\t\t  # trailingti \t\te\t\t\tf[\t\t\t\te\t\t\toye # Goosee cp0 uand iss";
+    let d = doc(text);
+    for e in d.entries(&["extensions"]).expect("entries") {
+        for key in ["command", "args"] {
+            if let Ok(edits) = d.set_member(&e, key, Some(&json!("/usr/bin/mcptape"))) {
+                let out = apply_edits(text, edits).expect("apply");
+                YamlDocument::parse(&out).expect("the edited text parses");
+            }
+        }
+    }
+}
