@@ -4,7 +4,9 @@
 //! Every function works on byte offsets into the text as read and never panics on an
 //! offset past the end (it is clamped).
 
-use super::document::DocError;
+use serde_json::Value;
+
+use super::document::{DocError, Document, Edit, Entry, apply_edits};
 
 /// The most bytes a config file may have for the TOML and YAML documents: agents' configs
 /// are kilobytes; a bigger file is refused before parsing rather than parsed slowly.
@@ -81,6 +83,42 @@ pub fn check_size(text: &str) -> Result<(), DocError> {
         )));
     }
     Ok(())
+}
+
+/// `edits` when the text they make reads back with member `key` of `entry` set to
+/// `value` (absent for `None`), else an error: a document never hands out an edit that
+/// would leave a file its parser refuses or reads differently.
+pub fn verified<D: Document>(
+    text: &str,
+    entry: &Entry,
+    key: &str,
+    value: Option<&Value>,
+    edits: Vec<Edit>,
+    parse: impl Fn(&str) -> Result<D, DocError>,
+) -> Result<Vec<Edit>, DocError> {
+    let refused = || {
+        DocError::Unsupported(format!(
+            "setting `{key}` of `{}` here would not read back as written; edit it by hand",
+            entry.name()
+        ))
+    };
+    let out = apply_edits(text, edits.clone())?;
+    let again = parse(&out).map_err(|_| refused())?;
+    let container: Vec<&str> = entry.path[..entry.path.len().saturating_sub(1)]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let now = again
+        .entries(&container)
+        .map_err(|_| refused())?
+        .into_iter()
+        .find(|e| e.path == entry.path);
+    let ok = match now {
+        Some(e) => e.value.get(key) == value,
+        // Removing the one member of a table that exists only through it.
+        None => value.is_none() && entry.value.as_object().is_some_and(|o| o.len() == 1),
+    };
+    if ok { Ok(edits) } else { Err(refused()) }
 }
 
 #[cfg(test)]

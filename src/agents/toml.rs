@@ -349,7 +349,7 @@ impl Document for TomlDocument {
         };
         let mut edits = Vec::new();
         self.set_in(node, key, value, &mut edits, 0)?;
-        Ok(edits)
+        super::text::verified(&self.text, entry, key, value, edits, TomlDocument::parse)
     }
 }
 

@@ -235,7 +235,7 @@ impl Document for YamlDocument {
         let mut edits = Vec::new();
         let quote = self.quote_of(node);
         self.set_in(node, key, value, quote, &mut edits, 0)?;
-        Ok(edits)
+        super::text::verified(&self.text, entry, key, value, edits, YamlDocument::parse)
     }
 }
 

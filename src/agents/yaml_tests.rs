@@ -315,3 +315,26 @@ fn a_tab_before_a_key_is_not_copied() {
         }
     }
 }
+
+#[test]
+fn an_edit_that_would_not_read_back_is_refused() {
+    // Found by the config_yaml fuzz target: saphyr reads this odd text, but not the same
+    // text with a longer flow mapping on line 3. Every edit is read back before it is
+    // handed out, so none leaves a file that does not parse.
+    let text = "# Goose confignratio2n (edited by ndt-4\nextensions:\n  dnob: {level: 3 } \nline~ar:\n    : nvs: {}\nGOOSE_MODE: smart_aptrailing comment\n";
+    let d = doc(text);
+    for e in d.entries(&["extensions"]).expect("entries") {
+        let values = [
+            json!("/usr/bin/mcptape"),
+            json!(["proxy", "--server", "@x/y", "a: b"]),
+        ];
+        for key in ["level", "command"] {
+            for v in &values {
+                if let Ok(edits) = d.set_member(&e, key, Some(v)) {
+                    let out = apply_edits(text, edits).expect("apply");
+                    YamlDocument::parse(&out).expect("the edited text parses");
+                }
+            }
+        }
+    }
+}
