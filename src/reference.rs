@@ -282,6 +282,12 @@ pub const VARS: &[Var] = &[
         meaning: "`0`: no progress bars (drawn on stderr only when it is a terminal)",
     },
     Var {
+        name: "MCPTAPE_HEADER_<NAME>",
+        commands: &["install", "proxy"],
+        meaning: "a remote entry's header value, in the entry's env, which install wraps \
+                  as `proxy --header-env NAME=MCPTAPE_HEADER_<NAME>` (never in argv)",
+    },
+    Var {
         name: "NO_COLOR",
         commands: &[],
         meaning: "set and not empty: no colour with --color auto",

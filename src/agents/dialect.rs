@@ -32,8 +32,9 @@ pub struct Dialect {
     pub headers: &'static str,
     /// The member naming the transport (`type`), if the agent has one.
     pub kind: Option<&'static str>,
-    /// The value of [`Dialect::kind`] that means a stdio server (`stdio`).
-    pub kind_stdio: &'static str,
+    /// The value of [`Dialect::kind`] that means a stdio server (`stdio`); `None` when
+    /// the agent has no such value, and a wrapped remote entry loses its `type`.
+    pub kind_stdio: Option<&'static str>,
     /// Values of [`Dialect::kind`] that mean the legacy SSE transport (`sse`).
     pub kind_sse: &'static [&'static str],
     /// Members of a remote entry that cannot be carried through a stdio front (OAuth
@@ -64,7 +65,7 @@ impl Dialect {
         sse_url: &[],
         headers: "headers",
         kind: Some("type"),
-        kind_stdio: "stdio",
+        kind_stdio: Some("stdio"),
         kind_sse: &["sse"],
         remote_only: &["oauth", "auth"],
         shape: CommandShape::Flat,
@@ -79,12 +80,12 @@ impl Dialect {
         ..Dialect::STANDARD
     };
 
-    /// Gemini CLI: `httpUrl` is Streamable HTTP, `url` is SSE; no `type` member;
-    /// `authProviderType`/`oauth` cannot be carried by a stdio front.
+    /// Gemini CLI: `httpUrl` (older) or `url` is Streamable HTTP, `url` with
+    /// `"type": "sse"` is SSE; `type` is only `http` or `sse`, so a wrapped entry drops
+    /// it; `authProviderType`/`oauth` cannot be carried by a stdio front.
     pub const GEMINI: Dialect = Dialect {
         url: &["httpUrl", "url"],
-        sse_url: &["url"],
-        kind: None,
+        kind_stdio: None,
         remote_only: &["oauth", "authProviderType"],
         ..Dialect::STANDARD
     };

@@ -4,17 +4,22 @@
 //! add members in the entry's own style: its indentation unit, one-line or multi-line
 //! form, `": "` spacing and the file's newline.
 
-use jsonc_parser::ast::{Object, ObjectPropName, Value as Ast};
-use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 use serde_json::Value;
 
 use crate::agents::document::{DocError, Document, Edit, Entry};
 
-/// A JSON or JSONC config file's text.
+mod index;
+
+use index::Index;
+
+/// A JSON or JSONC config file's text, parsed once into a span [`Index`].
 #[derive(Debug, Clone)]
 pub struct JsonDocument {
     text: String,
+    index: Index,
+    /// The file's newline (`\r\n` when it has one), found once: not per edit.
+    newline: &'static str,
 }
 
 /// Strict JSON plus what agents' JSONC allows: comments and trailing commas.
@@ -37,37 +42,15 @@ impl JsonDocument {
     /// Reads `text` as JSONC; a syntax error names its line and column. An empty file
     /// (only whitespace) is an empty object.
     pub fn parse(text: &str) -> Result<JsonDocument, DocError> {
-        let doc = JsonDocument {
+        Ok(JsonDocument {
             text: text.to_owned(),
-        };
-        doc.root()?;
-        Ok(doc)
-    }
-
-    fn root(&self) -> Result<Option<Ast<'_>>, DocError> {
-        let parsed =
-            parse_to_ast(&self.text, &CollectOptions::default(), &options()).map_err(|e| {
-                DocError::Syntax {
-                    line: e.line_display(),
-                    column: e.column_display(),
-                    message: e.kind().to_string(),
-                }
-            })?;
-        match parsed.value {
-            None => Ok(None),
-            Some(Ast::Object(o)) => Ok(Some(Ast::Object(o))),
-            Some(_) => Err(DocError::Unsupported(
-                "the top level is not a JSON object".into(),
-            )),
-        }
+            index: Index::build(text, &options())?,
+            newline: if text.contains("\r\n") { "\r\n" } else { "\n" },
+        })
     }
 
     fn newline(&self) -> &'static str {
-        if self.text.contains("\r\n") {
-            "\r\n"
-        } else {
-            "\n"
-        }
+        self.newline
     }
 
     /// The indentation of the line that holds byte `at`.
@@ -78,37 +61,6 @@ impl JsonDocument {
             .find(|c: char| c != ' ' && c != '\t')
             .unwrap_or(line.len());
         &line[..end]
-    }
-}
-
-/// The object at `path` under `root`: `Ok(None)` when a key is missing, an error when a
-/// value on the way is not an object.
-fn walk<'r, 'a>(root: &'r Ast<'a>, path: &[&str]) -> Result<Option<&'r Object<'a>>, DocError> {
-    let Ast::Object(root_obj) = root else {
-        return Err(DocError::Unsupported(
-            "the top level is not a JSON object".into(),
-        ));
-    };
-    let mut obj = root_obj;
-    for (i, key) in path.iter().enumerate() {
-        match obj.get(key).map(|p| &p.value) {
-            None => return Ok(None),
-            Some(Ast::Object(o)) => obj = o,
-            Some(_) => {
-                return Err(DocError::Unsupported(format!(
-                    "`{}` is not an object",
-                    path[..=i].join(".")
-                )));
-            }
-        }
-    }
-    Ok(Some(obj))
-}
-
-fn name_range(name: &ObjectPropName<'_>) -> std::ops::Range<usize> {
-    match name {
-        ObjectPropName::String(s) => s.range.start..s.range.end,
-        ObjectPropName::Word(w) => w.range.start..w.range.end,
     }
 }
 
@@ -170,28 +122,111 @@ fn render(value: &Value, style: &Style<'_>, depth: usize) -> String {
     }
 }
 
+impl JsonDocument {
+    /// The edits that add `member` on a line of its own after the last member, whose
+    /// value ends at `end`. A comment after that member on its line stays with it: the
+    /// new line goes after the comment, and the separator before it.
+    fn append_line(&self, end: usize, indent: &str, member: &str) -> Vec<Edit> {
+        let nl = self.newline();
+        let rest = &self.text[end..];
+        let line_end = rest.find(['\r', '\n']).map_or(self.text.len(), |i| end + i);
+        let tail = &self.text[end..line_end];
+        let comma = tail.trim_start().starts_with(',');
+        let after_comma = if comma {
+            tail.trim_start()[1..].trim_start()
+        } else {
+            tail.trim_start()
+        };
+        if !after_comma.starts_with("//") {
+            return vec![Edit {
+                span: end..end,
+                text: format!(",{nl}{indent}{member}"),
+            }];
+        }
+        // `"b": 2, // note` gets `"k": v,` below (the file's trailing-comma style);
+        // `"b": 2 // note` gets a comma after its value and `"k": v` below.
+        let mut edits = Vec::new();
+        if !comma {
+            edits.push(Edit {
+                span: end..end,
+                text: ",".into(),
+            });
+        }
+        let trailing = if comma { "," } else { "" };
+        edits.push(Edit {
+            span: line_end..line_end,
+            text: format!("{nl}{indent}{member}{trailing}"),
+        });
+        edits
+    }
+}
+
+impl JsonDocument {
+    /// The edits that remove the last member (`start..end`) when a comment follows the
+    /// member before it (which ends at `prev_end`): the comment stays where it is, and the
+    /// separator goes with the removed line.
+    fn remove_last_after_comment(&self, prev_end: usize, start: usize, end: usize) -> Vec<Edit> {
+        let text = &self.text;
+        let line_start = text[..start].rfind('\n').unwrap_or(start);
+        let line_start = if text[..line_start].ends_with('\r') {
+            line_start - 1
+        } else {
+            line_start
+        };
+        let after = text[end..].trim_start_matches([' ', '\t']);
+        if after.starts_with(',') {
+            // `"b": 1, // c` + `"url": "u",`: the trailing comma stays with `b`.
+            let comma_end = text.len() - after.len() + 1;
+            return vec![Edit {
+                span: line_start..comma_end,
+                text: String::new(),
+            }];
+        }
+        let mut edits = vec![Edit {
+            span: line_start..end,
+            text: String::new(),
+        }];
+        let between = &text[prev_end..start];
+        if let Some(at) = between
+            .find(',')
+            .filter(|at| between[..*at].trim().is_empty())
+        {
+            edits.push(Edit {
+                span: prev_end + at..prev_end + at + 1,
+                text: String::new(),
+            });
+        }
+        edits
+    }
+}
+
 impl Document for JsonDocument {
     fn entries(&self, container: &[&str]) -> Result<Vec<Entry>, DocError> {
-        let Some(root) = self.root()? else {
+        let Some(obj) = self.index.walk(container)? else {
             return Ok(Vec::new());
         };
-        let Some(obj) = walk(&root, container)? else {
-            return Ok(Vec::new());
-        };
-        Ok(obj
-            .properties
+        obj.properties
             .iter()
             .map(|p| {
                 let mut path: Vec<String> = container.iter().map(|s| (*s).to_owned()).collect();
-                path.push(p.name.as_str().to_owned());
-                let r = p.value.range();
-                Entry {
+                path.push(p.name.clone());
+                // The entry's own text is a JSONC value: read it alone.
+                let value = parse_to_ast(
+                    &self.text[p.value.clone()],
+                    &CollectOptions::default(),
+                    &options(),
+                )
+                .map_err(|e| DocError::Unsupported(format!("entry `{}`: {}", p.name, e.kind())))?
+                .value
+                .map(Value::from)
+                .unwrap_or(Value::Null);
+                Ok(Entry {
                     path,
-                    span: r.start..r.end,
-                    value: p.value.clone().into(),
-                }
+                    span: p.value.clone(),
+                    value,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn set_member(
@@ -200,11 +235,8 @@ impl Document for JsonDocument {
         key: &str,
         value: Option<&Value>,
     ) -> Result<Vec<Edit>, DocError> {
-        let Some(root) = self.root()? else {
-            return Err(DocError::Unsupported("the file has no entries".into()));
-        };
         let path: Vec<&str> = entry.path.iter().map(String::as_str).collect();
-        let obj = match walk(&root, &path)? {
+        let obj = match self.index.walk(&path)? {
             Some(o) if o.range.start == entry.span.start => o,
             _ => {
                 return Err(DocError::Unsupported(format!(
@@ -232,7 +264,7 @@ impl Document for JsonDocument {
         let colon = props
             .last()
             .map(|p| {
-                let between = &text[name_range(&p.name).end..p.value.range().start];
+                let between = &text[p.name_end..p.value.start];
                 if between.contains('\n') || between.contains('/') {
                     ": ".to_owned()
                 } else {
@@ -241,7 +273,7 @@ impl Document for JsonDocument {
             })
             .unwrap_or_else(|| ": ".to_owned());
         let comma = if colon == ":" { "," } else { ", " };
-        let at = props.iter().position(|p| p.name.as_str() == key);
+        let at = props.iter().position(|p| p.name == key);
         let style = |multi: bool| Style {
             multiline: multi,
             indent: indent.clone(),
@@ -253,13 +285,20 @@ impl Document for JsonDocument {
         let edit = |span: std::ops::Range<usize>, text: String| vec![Edit { span, text }];
         Ok(match (at, value) {
             (Some(i), Some(v)) => {
-                let r = props[i].value.range();
+                let r = props[i].value.clone();
                 let multi = text[r.start..r.end].contains('\n') || (multiline && !v.is_array());
                 edit(r.start..r.end, render(v, &style(multi), 0))
             }
             (Some(i), None) => {
                 let span = if let Some(next) = props.get(i + 1) {
                     props[i].range.start..next.range.start
+                } else if i > 0 && text[props[i - 1].range.end..props[i].range.start].contains('/')
+                {
+                    return Ok(self.remove_last_after_comment(
+                        props[i - 1].range.end,
+                        props[i].range.start,
+                        props[i].range.end,
+                    ));
                 } else if i > 0 {
                     props[i - 1].range.end..props[i].range.end
                 } else {
@@ -276,10 +315,7 @@ impl Document for JsonDocument {
                     render(v, &style(multiline), 0)
                 );
                 match props.last() {
-                    Some(last) if multiline => edit(
-                        last.range.end..last.range.end,
-                        format!(",{}{indent}{member}", self.newline()),
-                    ),
+                    Some(last) if multiline => self.append_line(last.range.end, &indent, &member),
                     Some(last) => {
                         edit(last.range.end..last.range.end, format!("{}{member}", comma))
                     }

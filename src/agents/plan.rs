@@ -140,31 +140,61 @@ pub fn entries(target: &Target, text: &str) -> Result<Vec<(Scope, Entry)>, Agent
     Ok(out)
 }
 
-/// The entry at key path `path` in `text`.
-fn find(format: Format, text: &str, path: &[String]) -> Result<Entry, DocError> {
-    let doc = crate::agents::open(format, text)?;
-    let container: Vec<&str> = path[..path.len().saturating_sub(1)]
-        .iter()
-        .map(String::as_str)
-        .collect();
-    doc.entries(&container)?
-        .into_iter()
-        .find(|e| e.path == path)
-        .ok_or_else(|| DocError::Unsupported(format!("entry `{}` went missing", path.join("."))))
+/// The entries of `doc` at the key paths of `paths`, looked up one container at a time.
+struct Lookup<'d> {
+    doc: &'d dyn crate::agents::Document,
+    found: Vec<(Vec<String>, Vec<Entry>)>,
 }
 
-/// `text` with `members` of the entry at `path` set in order.
-fn set_members(
+impl<'d> Lookup<'d> {
+    fn new(doc: &'d dyn crate::agents::Document) -> Lookup<'d> {
+        Lookup {
+            doc,
+            found: Vec::new(),
+        }
+    }
+
+    /// The entry at `path` (its container, then its key).
+    fn get(&mut self, path: &[String]) -> Result<&Entry, DocError> {
+        let container = &path[..path.len().saturating_sub(1)];
+        let at = match self.found.iter().position(|(c, _)| c == container) {
+            Some(at) => at,
+            None => {
+                let c: Vec<&str> = container.iter().map(String::as_str).collect();
+                self.found.push((container.to_vec(), self.doc.entries(&c)?));
+                self.found.len() - 1
+            }
+        };
+        self.found[at]
+            .1
+            .iter()
+            .find(|e| e.path == path)
+            .ok_or_else(|| {
+                DocError::Unsupported(format!("entry `{}` went missing", path.join(".")))
+            })
+    }
+}
+
+/// `text` with each entry's members set in order. Round N sets every entry's Nth member
+/// from one parse of the text: the edits of different entries never overlap, so a file
+/// is read as many times as an entry has members, not once per member of every entry.
+fn set_all(
     format: Format,
     text: &str,
-    path: &[String],
-    members: &[Member],
+    changes: &[(Vec<String>, Vec<Member>)],
 ) -> Result<String, DocError> {
     let mut cur = text.to_owned();
-    for (key, value) in members {
+    let rounds = changes.iter().map(|(_, m)| m.len()).max().unwrap_or(0);
+    for round in 0..rounds {
         let doc = crate::agents::open(format, &cur)?;
-        let entry = find(format, &cur, path)?;
-        let edits = doc.set_member(&entry, key, value.as_ref())?;
+        let mut lookup = Lookup::new(doc.as_ref());
+        let mut edits = Vec::new();
+        for (path, members) in changes {
+            if let Some((key, value)) = members.get(round) {
+                let entry = lookup.get(path)?.clone();
+                edits.extend(doc.set_member(&entry, key, value.as_ref())?);
+            }
+        }
         cur = apply_edits(&cur, edits)?;
     }
     Ok(cur)
@@ -184,9 +214,9 @@ pub fn install(
     record: Option<InstallRecord>,
 ) -> Result<FilePlan, AgentError> {
     let mut record = record.unwrap_or_else(|| InstallRecord::new(&target.path));
-    let mut after = before.to_owned();
     let mut outcomes = Vec::new();
-    let mut wrapped: Vec<(Vec<String>, String)> = Vec::new();
+    let mut changes: Vec<(Vec<String>, Vec<Member>)> = Vec::new();
+    let mut originals: Vec<String> = Vec::new();
     for (scope, entry) in entries(target, before)? {
         let server = entry.name().to_owned();
         if !chosen(servers, &server) {
@@ -196,9 +226,8 @@ pub fn install(
             Wrap::Wrapped => Fate::AlreadyWrapped,
             Wrap::Skip(why) => Fate::Skipped(why),
             Wrap::Members(members) => {
-                after = set_members(target.format, &after, &entry.path, &members)
-                    .map_err(parse_err(&target.path))?;
-                wrapped.push((entry.path.clone(), before[entry.span.clone()].to_owned()));
+                originals.push(before[entry.span.clone()].to_owned());
+                changes.push((entry.path.clone(), members));
                 Fate::Wrapped
             }
         };
@@ -208,15 +237,19 @@ pub fn install(
             fate,
         });
     }
-    for (path, original) in wrapped {
-        let installed = find(target.format, &after, &path)
-            .map_err(parse_err(&target.path))?
-            .value;
-        record.put(RecordedEntry {
-            path,
-            original,
-            installed,
-        });
+    let parse = parse_err(&target.path);
+    let after = set_all(target.format, before, &changes).map_err(&parse)?;
+    if !changes.is_empty() {
+        let doc = crate::agents::open(target.format, &after).map_err(&parse)?;
+        let mut lookup = Lookup::new(doc.as_ref());
+        for ((path, _), original) in changes.into_iter().zip(originals) {
+            let installed = lookup.get(&path).map_err(&parse)?.value.clone();
+            record.put(RecordedEntry {
+                path,
+                original,
+                installed,
+            });
+        }
     }
     Ok(FilePlan {
         target: target.clone(),
@@ -237,8 +270,11 @@ pub fn uninstall(
     record: Option<InstallRecord>,
 ) -> Result<FilePlan, AgentError> {
     let mut record = record.unwrap_or_else(|| InstallRecord::new(&target.path));
-    let mut after = before.to_owned();
     let mut outcomes = Vec::new();
+    // Restores replace whole entries of `before` (disjoint spans, applied together);
+    // unwraps then set members of the restored text.
+    let mut restores = Vec::new();
+    let mut unwraps: Vec<(Vec<String>, Vec<Member>)> = Vec::new();
     for (scope, entry) in entries(target, before)? {
         let server = entry.name().to_owned();
         if !chosen(servers, &server) {
@@ -248,15 +284,10 @@ pub fn uninstall(
         let is_wrapped = wrap::wrapped(&entry.value, &target.dialect).is_some();
         let fate = match (recorded, is_wrapped) {
             (Some(rec), _) if rec.installed == entry.value => {
-                let now = find(target.format, &after, &entry.path).map_err(parse_err(&target.path))?;
-                after = apply_edits(
-                    &after,
-                    vec![Edit {
-                        span: now.span,
-                        text: rec.original.clone(),
-                    }],
-                )
-                .map_err(parse_err(&target.path))?;
+                restores.push(Edit {
+                    span: entry.span.clone(),
+                    text: rec.original,
+                });
                 record.entries.retain(|e| e.path != entry.path);
                 Fate::Restored
             }
@@ -271,8 +302,7 @@ pub fn uninstall(
             (None, false) => Fate::NotWrapped,
             (None, true) => match wrap::unwrap_stdio(&entry.value, &target.dialect) {
                 Some(members) => {
-                    after = set_members(target.format, &after, &entry.path, &members)
-                        .map_err(parse_err(&target.path))?;
+                    unwraps.push((entry.path.clone(), members));
                     Fate::Unwrapped
                 }
                 None => Fate::Skipped(
@@ -287,6 +317,9 @@ pub fn uninstall(
             fate,
         });
     }
+    let parse = parse_err(&target.path);
+    let restored = apply_edits(before, restores).map_err(&parse)?;
+    let after = set_all(target.format, &restored, &unwraps).map_err(&parse)?;
     Ok(FilePlan {
         target: target.clone(),
         before: before.to_owned(),

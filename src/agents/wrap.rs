@@ -258,7 +258,10 @@ fn wrap_remote(obj: &Map<String, Value>, key: &str, d: &Dialect, launcher: &[Str
         members.push((env_key.to_owned(), Some(Value::Object(env))));
     }
     if let (Some(k), Some(_)) = (d.kind, kind) {
-        members.push((k.to_owned(), Some(Value::String(d.kind_stdio.to_owned()))));
+        members.push((
+            k.to_owned(),
+            d.kind_stdio.map(|v| Value::String(v.to_owned())),
+        ));
     }
     members.push((url_key.to_owned(), None));
     if obj.contains_key(d.headers) {

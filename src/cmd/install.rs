@@ -156,8 +156,19 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
             continue;
         }
         let backup = write::backup(&found.backups, &p.target.path, p.before.as_bytes())?;
-        write::replace(&p.target.path, p.after.as_bytes())?;
-        record::save(rec_path, &p.record)?;
+        // The record is saved on the side that keeps it useful when the other step
+        // fails: before an install's write (a record of an unwritten install is cleared
+        // by the next uninstall), after an uninstall's (its entries stay until restored).
+        match job {
+            Job::Install { .. } => {
+                record::save(rec_path, &p.record)?;
+                write::replace(&p.target.path, p.after.as_bytes())?;
+            }
+            Job::Uninstall => {
+                write::replace(&p.target.path, p.after.as_bytes())?;
+                record::save(rec_path, &p.record)?;
+            }
+        }
         eprintln!(
             "  backup: {}",
             term::line(&agent::shown_path(&backup, home))

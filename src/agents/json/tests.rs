@@ -126,3 +126,37 @@ fn bad_text_is_an_error_with_line_and_column_and_depth_is_bounded() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_comment_after_the_last_member_stays_on_its_line() {
+    let text =
+        "{\n  \"s\": {\n    \"a\": {\n      \"command\": \"x\" // the server\n    }\n  }\n}\n";
+    let out = set(text, &["s"], "a", "args", Some(json!(["1"])));
+    assert_eq!(
+        out,
+        "{\n  \"s\": {\n    \"a\": {\n      \"command\": \"x\", // the server\n      \"args\": [\"1\"]\n    }\n  }\n}\n"
+    );
+    let trailing = "{\"s\": {\n  \"a\": {\n    \"command\": \"x\", // c\n  },\n}}";
+    let out = set(trailing, &["s"], "a", "env", Some(json!({})));
+    assert_eq!(
+        out,
+        "{\"s\": {\n  \"a\": {\n    \"command\": \"x\", // c\n    \"env\": {},\n  },\n}}"
+    );
+    let back = set(&out, &["s"], "a", "env", None);
+    assert_eq!(back, trailing);
+}
+
+#[test]
+fn removing_the_last_member_keeps_a_comment_of_the_one_before() {
+    let text = "{\"s\": {\n  \"a\": {\n    \"b\": 1, // c\n    \"url\": \"u\"\n  }\n}}";
+    assert_eq!(
+        set(text, &["s"], "a", "url", None),
+        "{\"s\": {\n  \"a\": {\n    \"b\": 1 // c\n  }\n}}"
+    );
+    let trailing =
+        "{\"s\": {\r\n  \"a\": {\r\n    \"b\": 1, // c\r\n    \"url\": \"u\",\r\n  }\r\n}}";
+    assert_eq!(
+        set(trailing, &["s"], "a", "url", None),
+        "{\"s\": {\r\n  \"a\": {\r\n    \"b\": 1, // c\r\n  }\r\n}}"
+    );
+}

@@ -103,7 +103,7 @@ fn what_a_stdio_front_cannot_express_is_skipped_with_a_reason() {
         other => panic!("{other:?}"),
     };
     assert!(skip(json!({"type": "sse", "url": "u"}), &Dialect::STANDARD).contains("SSE"));
-    assert!(skip(json!({"url": "u"}), &Dialect::GEMINI).contains("SSE"));
+    assert!(skip(json!({"url": "u", "type": "sse"}), &Dialect::GEMINI).contains("SSE"));
     assert!(
         skip(
             json!({"httpUrl": "u", "oauth": {"enabled": true}}),
@@ -150,4 +150,17 @@ fn header_env_names() {
         "MCPTAPE_HEADER_AUTHORIZATION"
     );
     assert_eq!(header_env_name("x-api.key"), "MCPTAPE_HEADER_X_API_KEY");
+}
+
+#[test]
+fn gemini_url_is_streamable_http_unless_typed_sse_and_loses_its_type() {
+    let e = json!({"url": "https://g/mcp", "type": "http", "timeout": 5000});
+    let m = members(wrap(&e, "g", &Dialect::GEMINI, &launcher()));
+    assert!(m.contains(&("type".to_owned(), None)), "{m:?}");
+    assert!(m.contains(&("url".to_owned(), None)));
+    let plain = json!({"url": "https://g/mcp"});
+    assert!(matches!(
+        wrap(&plain, "g", &Dialect::GEMINI, &launcher()),
+        Wrap::Members(_)
+    ));
 }
