@@ -119,3 +119,12 @@ pub mod compare {
 
 /// `mcptape show`'s trace of a tape, for the fuzz targets.
 pub use cmd::show::trace;
+
+/// The config formats' documents (`install`'s JSON/JSONC, TOML and YAML), for the fuzz
+/// targets: parse any text, list entries, edit a member, apply the edits.
+pub mod config_documents {
+    pub use crate::agents::document::{DocError, Document, Edit, Entry, apply_edits};
+    pub use crate::agents::json::JsonDocument;
+    pub use crate::agents::toml::TomlDocument;
+    pub use crate::agents::yaml::YamlDocument;
+}

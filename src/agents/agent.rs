@@ -66,7 +66,6 @@ pub struct Place {
     /// `APPDATA`, when set and not empty.
     pub appdata: Option<PathBuf>,
     /// `CODEX_HOME`, when set and not empty.
-    #[allow(dead_code)] // read by the codex agent (h15-formats)
     pub codex_home: Option<PathBuf>,
     /// The OS whose directory layout applies.
     pub os: Os,
@@ -303,8 +302,48 @@ pub fn files(agent: AgentName, place: &Place) -> Vec<ConfigFile> {
             &[&["mcpServers"]],
             Dialect::CLINE,
         )],
-        // Added with their formats (TOML, YAML).
-        A::Codex | A::Goose => Vec::new(),
+        A::Codex => {
+            // `$CODEX_HOME/config.toml` (default `~/.codex`); a project's own
+            // `.codex/config.toml` is read by Codex in trusted projects.
+            let user = match &place.codex_home {
+                Some(dir) => dir.join("config.toml"),
+                None => home.join(".codex/config.toml"),
+            };
+            vec![
+                file(
+                    agent,
+                    User,
+                    user,
+                    Format::Toml,
+                    &[&["mcp_servers"]],
+                    Dialect::CODEX,
+                ),
+                file(
+                    agent,
+                    Project,
+                    cwd.join(".codex/config.toml"),
+                    Format::Toml,
+                    &[&["mcp_servers"]],
+                    Dialect::CODEX,
+                ),
+            ]
+        }
+        A::Goose => {
+            // Goose's config directory (the `etcetera` app strategy): XDG on Linux and
+            // macOS alike, `%APPDATA%\Block\goose\config` on Windows.
+            let dir = match place.os {
+                Os::Linux | Os::Mac => place.xdg_config().join("goose"),
+                Os::Windows => place.app_config_dir().join("Block/goose/config"),
+            };
+            vec![file(
+                agent,
+                User,
+                dir.join("config.yaml"),
+                Format::Yaml,
+                &[&["extensions"]],
+                Dialect::GOOSE,
+            )]
+        }
     }
 }
 
@@ -354,6 +393,27 @@ mod tests {
             files(AgentName::ClaudeCode, &p)[0].path,
             PathBuf::from("/c/.claude.json")
         );
+    }
+
+    #[test]
+    fn codex_honours_codex_home_and_goose_xdg_config_home() {
+        let mut p = place(Os::Linux);
+        assert_eq!(
+            paths(AgentName::Codex, &p),
+            ["/h/.codex/config.toml", "/w/p/.codex/config.toml"]
+        );
+        assert_eq!(
+            paths(AgentName::Goose, &p),
+            ["/h/.config/goose/config.yaml"]
+        );
+        p.codex_home = Some(PathBuf::from("/ch"));
+        p.xdg_config_home = Some(PathBuf::from("/x"));
+        assert_eq!(paths(AgentName::Codex, &p)[0], "/ch/config.toml");
+        assert_eq!(paths(AgentName::Goose, &p), ["/x/goose/config.yaml"]);
+        let f = files(AgentName::Goose, &p);
+        assert_eq!(f[0].format, Format::Yaml);
+        assert_eq!(f[0].containers, vec![vec!["extensions"]]);
+        assert_eq!(files(AgentName::Codex, &p)[0].format, Format::Toml);
     }
 
     #[test]

@@ -42,6 +42,16 @@ pub struct Dialect {
     pub remote_only: &'static [&'static str],
     /// Where the command line lives.
     pub shape: CommandShape,
+    /// A remote entry's member mapping header names to variables of the agent's own
+    /// environment (Codex's `env_http_headers`): each becomes `--header-env NAME=VAR`,
+    /// the variable forwarded to the front through [`Dialect::env_forward`].
+    pub env_headers: Option<&'static str>,
+    /// The member listing variables of the agent's environment a stdio server inherits
+    /// (Codex's `env_vars`).
+    pub env_forward: Option<&'static str>,
+    /// Values of [`Dialect::kind`] for extensions that run inside the agent, with no
+    /// server process to wrap (Goose's `builtin`, `platform`, …).
+    pub kind_in_process: &'static [&'static str],
 }
 
 impl Dialect {
@@ -59,6 +69,9 @@ impl Dialect {
         kind_sse: &["sse"],
         remote_only: &["oauth", "auth"],
         shape: CommandShape::Flat,
+        env_headers: None,
+        env_forward: None,
+        kind_in_process: &[],
     };
 
     /// Windsurf: a remote entry's URL is `serverUrl` (`url` is read too).
@@ -88,6 +101,38 @@ impl Dialect {
     pub const ZED: Dialect = Dialect {
         kind: None,
         shape: CommandShape::ZedNested,
+        ..Dialect::STANDARD
+    };
+
+    /// Codex CLI (`config.toml`, `[mcp_servers.NAME]`, read from `codex-rs/config`'s
+    /// `RawMcpServerConfig`): no `type`; a stdio entry may not keep `url`,
+    /// `http_headers`, `env_http_headers`, `bearer_token_env_var` or OAuth members;
+    /// `env_vars` forwards variables of Codex's environment. A bearer token read from a
+    /// variable needs `Bearer ` before its value, which `--header-env` cannot add.
+    pub const CODEX: Dialect = Dialect {
+        headers: "http_headers",
+        kind: None,
+        kind_sse: &[],
+        remote_only: &[
+            "bearer_token_env_var",
+            "bearer_token",
+            "oauth",
+            "oauth_resource",
+        ],
+        env_headers: Some("env_http_headers"),
+        env_forward: Some("env_vars"),
+        ..Dialect::STANDARD
+    };
+
+    /// Goose (`config.yaml`, `extensions:`, read from `crates/goose`'s
+    /// `ExtensionConfig`): `cmd`/`args`/`envs`, `type` `stdio` or `streamable_http`
+    /// (`uri` + `headers`); `sse` is no longer run by Goose, and the in-process kinds
+    /// have no server.
+    pub const GOOSE: Dialect = Dialect {
+        command: "cmd",
+        env: Some("envs"),
+        url: &["uri"],
+        kind_in_process: &["builtin", "platform", "frontend", "inline_python"],
         ..Dialect::STANDARD
     };
 }

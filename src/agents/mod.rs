@@ -9,6 +9,11 @@
 //!   [`Edit`]s that change one member of one entry in the file's own style. A file is
 //!   edited, never rewritten: bytes outside the edits stay as they were. `json.rs` is the
 //!   JSON/JSONC one; [`open`] picks the one of a [`Format`].
+//! - `toml.rs` — the TOML document (Codex CLI), over `toml_edit`'s spans.
+//! - `yaml.rs` — the YAML document (Goose), over `yaml_tree.rs` (nodes with byte spans from
+//!   `saphyr-parser`'s events) and `yaml_render.rs` (scalars and flow values in the
+//!   file's quoting).
+//! - `text.rs` — line arithmetic the TOML and YAML documents share.
 //! - `wrap.rs` — wrapping and unwrapping one entry's value (pure).
 //! - `plan.rs` — one file's edits for `install` or `uninstall`, from its entries;
 //!   `record.rs` — the install record (each entry's original bytes and what was
@@ -25,8 +30,14 @@ pub mod error;
 pub mod json;
 pub mod plan;
 pub mod record;
+mod text;
+pub mod toml;
+mod toml_render;
 pub mod wrap;
 pub mod write;
+pub mod yaml;
+mod yaml_render;
+mod yaml_tree;
 
 pub use document::{DocError, Document, Format};
 pub use error::AgentError;
@@ -35,8 +46,7 @@ pub use error::AgentError;
 pub fn open(format: Format, text: &str) -> Result<Box<dyn Document>, DocError> {
     match format {
         Format::Json => Ok(Box::new(json::JsonDocument::parse(text)?)),
-        Format::Toml | Format::Yaml => Err(DocError::Unsupported(format!(
-            "{format:?} configs are not supported yet"
-        ))),
+        Format::Toml => Ok(Box::new(toml::TomlDocument::parse(text)?)),
+        Format::Yaml => Ok(Box::new(yaml::YamlDocument::parse(text)?)),
     }
 }

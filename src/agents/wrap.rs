@@ -176,6 +176,12 @@ pub fn wrap(entry: &Value, key: &str, d: &Dialect, launcher: &[String]) -> Wrap 
     if launcher.is_empty() {
         return Wrap::Skip("no launcher command".into());
     }
+    let kind = d.kind.and_then(|k| obj.get(k)).and_then(Value::as_str);
+    if let Some(k) = kind.filter(|k| d.kind_in_process.contains(k)) {
+        return Wrap::Skip(format!(
+            "a `{k}` extension runs inside the agent: there is no server to wrap"
+        ));
+    }
     if let Some(line) = command_line(obj, d) {
         let (program, args) = match line {
             Ok(line) => line,
@@ -233,6 +239,10 @@ fn wrap_remote(obj: &Map<String, Value>, key: &str, d: &Dialect, launcher: &[Str
         tail.push("--header-env".into());
         tail.push(format!("{name}={var}"));
     }
+    let forwarded = match env_headers(obj, d, &mut tail) {
+        Ok(vars) => vars,
+        Err(why) => return Wrap::Skip(why),
+    };
     let Some(env_key) = d.env else {
         if headers.is_empty() {
             return Wrap::Skip("the agent has no `env` for a stdio entry".into());
@@ -257,7 +267,55 @@ fn wrap_remote(obj: &Map<String, Value>, key: &str, d: &Dialect, launcher: &[Str
     if obj.contains_key(d.headers) {
         members.push((d.headers.to_owned(), None));
     }
+    if let (Some(eh), Some(fwd)) = (d.env_headers, d.env_forward) {
+        if !forwarded.is_empty() {
+            let mut list: Vec<Value> = match obj.get(fwd) {
+                Some(Value::Array(items)) => items.clone(),
+                _ => Vec::new(),
+            };
+            for var in forwarded {
+                if !list.iter().any(|v| v.as_str() == Some(var.as_str())) {
+                    list.push(Value::String(var));
+                }
+            }
+            members.push((fwd.to_owned(), Some(Value::Array(list))));
+        }
+        if obj.contains_key(eh) {
+            members.push((eh.to_owned(), None));
+        }
+    }
     Wrap::Members(members)
+}
+
+/// A remote entry's headers whose values are variables of the agent's environment
+/// ([`Dialect::env_headers`]): `--header-env NAME=VAR` each, and the variables the front
+/// must be given ([`Dialect::env_forward`]).
+fn env_headers(
+    obj: &Map<String, Value>,
+    d: &Dialect,
+    tail: &mut Vec<String>,
+) -> Result<Vec<String>, String> {
+    let Some(eh) = d.env_headers else {
+        return Ok(Vec::new());
+    };
+    let map = match obj.get(eh) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(format!("`{eh}` is not a table of variable names")),
+    };
+    if !map.is_empty() && d.env_forward.is_none() {
+        return Err(format!("`{eh}` cannot be forwarded to a stdio front"));
+    }
+    let mut vars = Vec::new();
+    for (name, var) in map {
+        let Some(var) = var.as_str().filter(|v| !v.is_empty()) else {
+            return Err(format!("`{eh}.{name}` is not a variable name"));
+        };
+        tail.push("--header-env".into());
+        tail.push(format!("{name}={var}"));
+        vars.push(var.to_owned());
+    }
+    Ok(vars)
 }
 
 /// How to unwrap a wrapped stdio entry with no install record: its command line from
@@ -273,3 +331,6 @@ pub fn unwrap_stdio(entry: &Value, d: &Dialect) -> Option<Vec<Member>> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod formats_tests;

@@ -25,6 +25,8 @@ mod help;
 mod http;
 mod http_limits;
 mod install;
+mod install_formats;
+mod install_formats_codex;
 mod install_runs;
 mod install_safety;
 mod lifecycle;
