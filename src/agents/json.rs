@@ -174,16 +174,25 @@ impl JsonDocument {
             line_start
         };
         let after = text[end..].trim_start_matches([' ', '\t']);
+        // Only a member alone on its line takes the line break before it: text after it
+        // on its line (`"cwd": "x", }`) must not join the comment's line, where it would
+        // become part of the comment.
+        let alone_to = |at: usize| {
+            let rest = text[at..].trim_start_matches([' ', '\t']);
+            rest.is_empty() || rest.starts_with(['\r', '\n'])
+        };
         if after.starts_with(',') {
             // `"b": 1, // c` + `"url": "u",`: the trailing comma stays with `b`.
             let comma_end = text.len() - after.len() + 1;
+            let from = if alone_to(comma_end) { line_start } else { start };
             return vec![Edit {
-                span: line_start..comma_end,
+                span: from..comma_end,
                 text: String::new(),
             }];
         }
+        let from = if alone_to(end) { line_start } else { start };
         let mut edits = vec![Edit {
-            span: line_start..end,
+            span: from..end,
             text: String::new(),
         }];
         let between = &text[prev_end..start];

@@ -9,6 +9,7 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 
 use crate::agents::document::DocError;
+use crate::agents::text::syntax_at;
 
 /// One member of an object.
 #[derive(Debug, Clone)]
@@ -71,7 +72,21 @@ impl Index {
         // An explicit stack: the parser bounds nesting, and this walk needs no call depth.
         let mut stack: Vec<(&Object<'_>, usize)> = vec![(root, 0)];
         while let Some((obj, at)) = stack.pop() {
+            let mut seen = std::collections::HashSet::new();
             for p in &obj.properties {
+                // An agent's JSON.parse keeps the last of two equal keys; an edit would
+                // change one and leave the other deciding. Refuse rather than guess.
+                if !seen.insert(p.name.as_str()) {
+                    return Err(syntax_at(
+                        text,
+                        p.range.start,
+                        format!(
+                            "duplicate key `{}` in one object (which one the agent reads is \
+                             its own choice: remove one)",
+                            crate::term::line(p.name.as_str())
+                        ),
+                    ));
+                }
                 let object = match &p.value {
                     Ast::Object(child) => {
                         objs.push(Obj {

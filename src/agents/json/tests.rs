@@ -160,3 +160,32 @@ fn removing_the_last_member_keeps_a_comment_of_the_one_before() {
         "{\"s\": {\r\n  \"a\": {\r\n    \"b\": 1, // c\r\n  }\r\n}}"
     );
 }
+
+#[test]
+fn a_duplicate_key_is_an_error_naming_its_line_not_a_guess() {
+    let text = "{\n  \"mcpServers\": {\n    \"s\": {\n      \"command\": \"a\",\n      \"command\": \"b\"\n    }\n  }\n}\n";
+    match JsonDocument::parse(text) {
+        Err(DocError::Syntax { line, message, .. }) => {
+            assert_eq!(line, 5);
+            assert!(message.contains("duplicate key `command`"), "{message}");
+        }
+        other => panic!("not a syntax error: {other:?}"),
+    }
+    // Equal keys in different objects are fine.
+    let ok = "{\"mcpServers\": {\"a\": {\"command\": \"x\"}, \"b\": {\"command\": \"y\"}}}";
+    assert!(JsonDocument::parse(ok).is_ok());
+}
+
+#[test]
+fn removing_a_member_never_moves_text_onto_a_comment_line() {
+    // Found by the config_json fuzz target: `}` after the removed member joined the
+    // commented-out line before it and became part of the comment.
+    let text = "{\"s\": {\n  \"a\": {\r\n    \"command\": \"x\",\n//  \"args\": [],\n    \"cwd\": \"/\", }\n}}";
+    let out = set(text, &["s"], "a", "cwd", None);
+    assert_eq!(out, "{\"s\": {\n  \"a\": {\r\n    \"command\": \"x\",\n//  \"args\": [],\n     }\n}}");
+    let again = JsonDocument::parse(&out).expect("parses again");
+    assert_eq!(
+        again.entries(&["s"]).expect("entries")[0].value,
+        json!({"command": "x"})
+    );
+}
