@@ -59,6 +59,9 @@ pub enum Error {
     /// Writing to our own stdout failed (a closed pipe ends quietly, see `main`).
     #[error("cannot write to standard output")]
     Stdout(#[source] std::io::Error),
+    /// An agent's transcript (`import`, `scan`).
+    #[error(transparent)]
+    Transcript(#[from] crate::import::TranscriptError),
 }
 
 /// What can go wrong talking to a server.

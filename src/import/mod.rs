@@ -7,6 +7,13 @@
 //! `_meta.source` as imported), so replay and verify can tell what was recorded on the
 //! wire from what was reconstructed.
 
+pub mod codex;
+pub mod codex_home;
+mod error;
+pub mod lines;
+
+pub use error::TranscriptError;
+
 use serde_json::Value;
 
 /// One past session of an agent, as its transcript tells it.
@@ -16,6 +23,8 @@ pub struct ImportedSession {
     pub id: String,
     /// The file it was read from (and, for Claude Code, its subagents' files beside it).
     pub source: std::path::PathBuf,
+    /// When the session began (RFC 3339, as the transcript says), if it says.
+    pub started: Option<String>,
     /// The working directory the agent ran in, where the transcript says.
     pub cwd: Option<String>,
     /// The MCP tool calls, in transcript order.
