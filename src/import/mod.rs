@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+pub mod tape;
+
 /// One past session of an agent, as its transcript tells it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedSession {
