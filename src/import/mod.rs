@@ -16,6 +16,8 @@ pub use error::TranscriptError;
 
 use serde_json::Value;
 
+pub mod tape;
+
 /// One past session of an agent, as its transcript tells it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedSession {
