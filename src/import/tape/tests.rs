@@ -30,6 +30,7 @@ fn session() -> ImportedSession {
     ImportedSession {
         id: "0f1e2d3c-aaaa-bbbb".into(),
         source: "s.jsonl".into(),
+        started: None,
         cwd: None,
         calls: vec![
             call("example", "echo", ok("hi")),
