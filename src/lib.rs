@@ -60,7 +60,6 @@ mod error;
 mod framing;
 mod github;
 mod ids;
-#[allow(dead_code)] // until import uses it (issue 15)
 mod import;
 mod layer;
 mod matcher;
@@ -120,3 +119,9 @@ pub mod compare {
 
 /// `mcptape show`'s trace of a tape, for the fuzz targets.
 pub use cmd::show::trace;
+
+/// The agents' transcript readers behind `import` and `scan`, for the fuzz targets.
+pub mod transcripts {
+    pub use crate::import::codex::parse as parse_codex;
+    pub use crate::import::{Answer, ImportedCall, ImportedSession, TranscriptError};
+}

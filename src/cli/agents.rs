@@ -115,4 +115,8 @@ pub struct Scan {
     /// Also import every session found that made MCP calls (as `mcptape import` does).
     #[arg(long)]
     pub import: bool,
+    /// One JSON array of sessions (agent, session, file, started, cwd, mcp_calls, servers
+    /// with calls, read_only and unknown, other_tools, tape) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }

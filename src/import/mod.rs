@@ -10,7 +10,9 @@
 pub mod codex;
 pub mod codex_home;
 mod error;
+pub mod hints;
 pub mod lines;
+pub mod summary;
 
 pub use error::TranscriptError;
 
