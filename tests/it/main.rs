@@ -49,3 +49,4 @@ mod torn;
 mod verify;
 mod verify_empty;
 mod verify_fixes;
+mod import_codex;
