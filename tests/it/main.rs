@@ -50,3 +50,4 @@ mod verify;
 mod verify_empty;
 mod verify_fixes;
 mod import_codex;
+mod scan;
