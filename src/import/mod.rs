@@ -9,7 +9,13 @@
 
 use serde_json::Value;
 
+pub mod claude;
+mod error;
+pub mod file;
+pub mod find;
 pub mod tape;
+
+pub use error::ImportError;
 
 /// One past session of an agent, as its transcript tells it.
 #[derive(Debug, Clone, PartialEq)]
