@@ -61,7 +61,7 @@ pub enum Error {
     Stdout(#[source] std::io::Error),
     /// An agent's transcript (`import`, `scan`).
     #[error(transparent)]
-    Transcript(#[from] crate::import::TranscriptError),
+    Import(#[from] crate::import::ImportError),
 }
 
 /// What can go wrong talking to a server.

@@ -6,11 +6,11 @@
 //! and skipped.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Import, TranscriptAgent};
 use crate::error::{Error, Result};
-use crate::import::{ImportedSession, codex, codex_home, tape};
+use crate::import::{ImportedSession, claude, codex, codex_home, find, tape};
 use crate::mode::{self, ENV_HOME};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
@@ -32,39 +32,78 @@ impl Import {
 /// The name an agent's tapes and `_meta.source.imported` use.
 pub(crate) fn agent_name(agent: TranscriptAgent) -> &'static str {
     match agent {
-        TranscriptAgent::ClaudeCode => "claude-code",
-        TranscriptAgent::Codex => "codex",
+        TranscriptAgent::ClaudeCode => claude::AGENT,
+        TranscriptAgent::Codex => codex::AGENT,
     }
 }
 
-/// The transcript files of `agent`: under `paths`, or where the agent keeps them.
+/// A session read from a transcript, and what did not stop the reading (a torn last
+/// line), one sentence each.
+pub(crate) struct ReadSession {
+    /// The session.
+    pub session: ImportedSession,
+    /// Warnings to say before going on.
+    pub warnings: Vec<String>,
+}
+
+/// The variables that say where agents keep transcripts (`CODEX_HOME`,
+/// `CLAUDE_CONFIG_DIR`, `HOME`): read as the process has them.
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The transcript files of `agent`: under `paths`, or where the agent keeps them (none
+/// when that place does not exist).
 pub(crate) fn transcript_files(agent: TranscriptAgent, paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     match agent {
-        TranscriptAgent::Codex if paths.is_empty() => Ok(codex_home::default_rollouts()?),
+        TranscriptAgent::Codex if paths.is_empty() => Ok(codex_home::default_rollouts(&var)?),
         TranscriptAgent::Codex => Ok(codex_home::rollouts_in(paths)?),
-        TranscriptAgent::ClaudeCode => Err(Error::Usage(
-            "`mcptape import claude-code` is being built".into(),
-        )),
+        TranscriptAgent::ClaudeCode if paths.is_empty() => {
+            let projects = find::claude_projects(&var)?;
+            if !projects.is_dir() {
+                return Ok(Vec::new());
+            }
+            Ok(find::transcripts(&[projects])?)
+        }
+        TranscriptAgent::ClaudeCode => Ok(find::transcripts(paths)?),
     }
 }
 
 /// Reads one transcript file of `agent`.
-pub(crate) fn read_session(agent: TranscriptAgent, file: &std::path::Path) -> Result<ImportedSession> {
+pub(crate) fn read_session(agent: TranscriptAgent, file: &Path) -> Result<ReadSession> {
     match agent {
-        TranscriptAgent::Codex => Ok(codex::read(file)?),
-        TranscriptAgent::ClaudeCode => Err(Error::Usage(
-            "`mcptape import claude-code` is being built".into(),
-        )),
+        TranscriptAgent::Codex => {
+            let read = codex::read(file)?;
+            Ok(ReadSession {
+                session: read.session,
+                warnings: read.warnings,
+            })
+        }
+        TranscriptAgent::ClaudeCode => {
+            let read = claude::read(file)?;
+            Ok(ReadSession {
+                session: read.session,
+                warnings: read.warnings,
+            })
+        }
     }
 }
 
 /// Every session of `agent` under `paths` (or where the agent keeps them), all read
-/// before anything is written.
-pub(crate) fn read_sessions(agent: TranscriptAgent, paths: &[PathBuf]) -> Result<Vec<ImportedSession>> {
-    transcript_files(agent, paths)?
-        .iter()
-        .map(|file| read_session(agent, file))
-        .collect()
+/// before anything is written; their warnings said on stderr.
+pub(crate) fn read_sessions(
+    agent: TranscriptAgent,
+    paths: &[PathBuf],
+) -> Result<Vec<ImportedSession>> {
+    let mut sessions = Vec::new();
+    for file in transcript_files(agent, paths)? {
+        let read = read_session(agent, &file)?;
+        for w in &read.warnings {
+            crate::term::eprintln_escaped!("mcptape: warning: {w}");
+        }
+        sessions.push(read.session);
+    }
+    Ok(sessions)
 }
 
 /// Writes the tape of each session that made MCP calls, redacted as a recording; returns

@@ -46,7 +46,12 @@ impl Scan {
             let mut sessions = Vec::new();
             for file in transcript_files(agent, &[])? {
                 match read_session(agent, &file) {
-                    Ok(session) => sessions.push(session),
+                    Ok(read) => {
+                        for w in &read.warnings {
+                            crate::term::eprintln_escaped!("mcptape: warning: {w}");
+                        }
+                        sessions.push(read.session);
+                    }
                     Err(e) => {
                         bad += 1;
                         crate::outcome::print(&e);
@@ -86,7 +91,11 @@ impl Scan {
             .write_all(text.as_bytes())
             .map_err(Error::Stdout)?;
         if bad > 0 {
-            let nothing = if self.import { "; nothing was imported" } else { "" };
+            let nothing = if self.import {
+                "; nothing was imported"
+            } else {
+                ""
+            };
             return Err(Error::Usage(format!(
                 "{bad} transcript{} could not be read{nothing}",
                 if bad == 1 { "" } else { "s" }
@@ -133,7 +142,10 @@ fn table(summaries: &[Summary]) -> String {
         ]);
     }
     let mut out = t.render("");
-    if summaries.iter().any(|s| s.read_only_cell().contains("unknown")) {
+    if summaries
+        .iter()
+        .any(|s| s.read_only_cell().contains("unknown"))
+    {
         out.push_str(
             "read-only: by the tools' readOnlyHint in the recorded tools/list of each server; \
              unknown where no tape in the recordings lists the tool (record a session of that server to know)\n",

@@ -20,7 +20,7 @@
 //! - Types of line, of event and of response item that this reader does not use are
 //!   skipped: Codex adds them often. A line that is not JSON, not an object, or an MCP
 //!   event without its members is an error naming the file and line. A last line the file
-//!   ends in the middle of (Codex stopped mid-write) is skipped.
+//!   ends in the middle of (Codex stopped mid-write) is skipped with a warning.
 //! - A part of arguments or results nested deeper than [`crate::depth::MAX_JSON_DEPTH`]
 //!   becomes the depth module's marker, and the call says so in `incomplete`.
 //! - Tool calls of other kinds (`shell`, `apply_patch`, web search…), told by the
@@ -35,23 +35,54 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::import::lines::{self, Line};
-use crate::import::{Answer, ImportedCall, ImportedSession, TranscriptError};
+use crate::import::file::{Lines, MAX_LINE_BYTES};
+use crate::import::{Answer, ImportError, ImportedCall, ImportedSession};
 
 /// The JSON-RPC error code an `Err` result becomes (JSON-RPC's "internal error").
 pub const ERR_CODE: i64 = -32603;
+/// The agent's name on tapes (`_meta.source.imported`) and in tape names.
+pub const AGENT: &str = "codex";
+
+/// A session read from its rollout, and what did not stop the reading.
+#[derive(Debug)]
+pub struct Rollout {
+    /// The session.
+    pub session: ImportedSession,
+    /// Lines skipped (a torn last line), one sentence each, naming file and line.
+    pub warnings: Vec<String>,
+}
 
 /// Reads the rollout at `path`, one line at a time.
-pub fn read(path: &Path) -> Result<ImportedSession, TranscriptError> {
+pub fn read(path: &Path) -> Result<Rollout, ImportError> {
     let mut reader = Reader::new(path);
-    lines::each_line(path, |line| reader.line(line))?;
+    let mut lines = Lines::open(path)?;
+    while let Some(line) = lines.next_line()? {
+        reader.line(line.number, &line.bytes, line.terminated)?;
+    }
     reader.finish()
 }
 
 /// Reads a rollout already in memory (`path` names it in errors).
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<ImportedSession, TranscriptError> {
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Rollout, ImportError> {
     let mut reader = Reader::new(path);
-    lines::each_line_of(path, bytes, |line| reader.line(line))?;
+    let mut rest = bytes;
+    let mut number = 0;
+    while !rest.is_empty() {
+        number += 1;
+        let (line, terminated, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], true, &rest[i + 1..]),
+            None => (rest, false, &rest[rest.len()..]),
+        };
+        if line.len() > MAX_LINE_BYTES {
+            return Err(ImportError::TooLong {
+                path: path.to_path_buf(),
+                line: number,
+                max: MAX_LINE_BYTES,
+            });
+        }
+        reader.line(number, line, terminated)?;
+        rest = next;
+    }
     reader.finish()
 }
 
@@ -149,6 +180,7 @@ struct Reader<'p> {
     tool_items: Vec<Option<String>>,
     /// Lines read that were rollout lines (had a `type`, or were a bare meta).
     rollout_lines: usize,
+    warnings: Vec<String>,
 }
 
 impl<'p> Reader<'p> {
@@ -163,31 +195,47 @@ impl<'p> Reader<'p> {
             mcp_ids: HashSet::new(),
             tool_items: Vec::new(),
             rollout_lines: 0,
+            warnings: Vec::new(),
         }
     }
 
-    fn bad(&self, line: usize, reason: impl std::fmt::Display) -> TranscriptError {
-        TranscriptError::Line {
+    fn bad(&self, line: usize, why: impl std::fmt::Display) -> ImportError {
+        ImportError::Shape {
             path: self.path.to_path_buf(),
             line,
-            reason: reason.to_string(),
+            why: why.to_string(),
         }
     }
 
-    fn line(&mut self, line: Line<'_>) -> Result<(), TranscriptError> {
-        if line.bytes.iter().all(u8::is_ascii_whitespace) {
+    fn line(&mut self, n: usize, bytes: &[u8], terminated: bool) -> Result<(), ImportError> {
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        if line.bytes.trim_ascii_start().first() != Some(&b'{') && line.ended {
-            return Err(self.bad(line.number, "not a JSON object"));
+        if bytes.trim_ascii_start().first() != Some(&b'{') && terminated {
+            return Err(ImportError::NotObject {
+                path: self.path.to_path_buf(),
+                line: n,
+            });
         }
-        let raw: RawLine<'_> = match serde_json::from_slice(line.bytes) {
+        let raw: RawLine<'_> = match serde_json::from_slice(bytes) {
             Ok(raw) => raw,
-            // Codex stopped in the middle of writing its last line.
-            Err(e) if !line.ended && e.is_eof() => return Ok(()),
-            Err(e) => return Err(self.bad(line.number, e)),
+            Err(e) if !terminated && e.is_eof() => {
+                self.warnings.push(format!(
+                    "`{}` line {n}: skipped, the file ends in the middle of it (Codex stopped while writing it)",
+                    self.path.display()
+                ));
+                return Ok(());
+            }
+            Err(e) if e.is_syntax() || e.is_eof() => {
+                return Err(ImportError::BadLine {
+                    path: self.path.to_path_buf(),
+                    line: n,
+                    why: e.to_string(),
+                });
+            }
+            Err(e) => return Err(self.bad(n, e)),
         };
-        let n = line.number;
         let ts = raw.timestamp.map(Cow::into_owned);
         match (raw.kind.as_deref(), raw.payload) {
             (Some("session_meta"), Some(payload)) => {
@@ -235,7 +283,7 @@ impl<'p> Reader<'p> {
         n: usize,
         ts: Option<String>,
         payload: &RawValue,
-    ) -> Result<(), TranscriptError> {
+    ) -> Result<(), ImportError> {
         let typed: Typed<'_> = serde_json::from_str(payload.get())
             .map_err(|e| self.bad(n, format_args!("event_msg: {e}")))?;
         match &*typed.kind {
@@ -255,9 +303,14 @@ impl<'p> Reader<'p> {
                     CallResult::Ok(result) => {
                         let (value, deep) = value_of(result);
                         let Value::Object(mut result) = value else {
-                            return Err(self.bad(n, "mcp_tool_call_end: `result.Ok` is not an object"));
+                            return Err(
+                                self.bad(n, "mcp_tool_call_end: `result.Ok` is not an object")
+                            );
                         };
-                        for (old, new) in [("is_error", "isError"), ("structured_content", "structuredContent")] {
+                        for (old, new) in [
+                            ("is_error", "isError"),
+                            ("structured_content", "structuredContent"),
+                        ] {
                             if !result.contains_key(new) {
                                 if let Some(v) = result.remove(old) {
                                     result.insert(new.to_owned(), v);
@@ -313,17 +366,17 @@ impl<'p> Reader<'p> {
         }
     }
 
-    fn finish(self) -> Result<ImportedSession, TranscriptError> {
+    fn finish(self) -> Result<Rollout, ImportError> {
         let Some(id) = self.id else {
             let reason = if self.rollout_lines == 0 {
                 "it has no rollout line (`{\"timestamp\", \"type\", \"payload\"}`)"
             } else {
                 "it has no `session_meta` line"
             };
-            return Err(TranscriptError::NotTranscript {
+            return Err(ImportError::NotSession {
                 path: self.path.to_path_buf(),
                 agent: "Codex",
-                reason: reason.to_owned(),
+                why: reason.to_owned(),
             });
         };
         let skipped_tools = self
@@ -331,13 +384,16 @@ impl<'p> Reader<'p> {
             .iter()
             .filter(|id| id.as_ref().is_none_or(|id| !self.mcp_ids.contains(id)))
             .count();
-        Ok(ImportedSession {
-            id,
-            source: self.path.to_path_buf(),
-            started: self.started,
-            cwd: self.cwd,
-            calls: self.calls,
-            skipped_tools,
+        Ok(Rollout {
+            session: ImportedSession {
+                id,
+                source: self.path.to_path_buf(),
+                started: self.started,
+                cwd: self.cwd,
+                calls: self.calls,
+                skipped_tools,
+            },
+            warnings: self.warnings,
         })
     }
 }

@@ -63,7 +63,8 @@ impl ReadOnlyHints {
                 let Some(name) = tool.get("name").and_then(Value::as_str) else {
                     continue;
                 };
-                let read_only = tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
+                let read_only =
+                    tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
                 let key = (entry.meta.server.clone(), name.to_owned());
                 let hint = Hint {
                     read_only,
@@ -112,10 +113,18 @@ mod tests {
         hints.add_tape(&tape(&[
             r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo"}]},"_meta":{"dir":"recv","server":"ex","ts":"2024-01-01T00:00:00.000Z"}}"#,
         ]));
-        assert_eq!(hints.read_only("ex", "echo"), Some(true), "an older listing loses");
+        assert_eq!(
+            hints.read_only("ex", "echo"),
+            Some(true),
+            "an older listing loses"
+        );
         hints.add_tape(&tape(&[
             r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo"}]},"_meta":{"dir":"recv","server":"ex","ts":"2026-01-01T00:00:00.000Z"}}"#,
         ]));
-        assert_eq!(hints.read_only("ex", "echo"), Some(false), "a newer listing wins");
+        assert_eq!(
+            hints.read_only("ex", "echo"),
+            Some(false),
+            "a newer listing wins"
+        );
     }
 }

@@ -7,18 +7,19 @@
 //! `_meta.source` as imported), so replay and verify can tell what was recorded on the
 //! wire from what was reconstructed.
 
+use serde_json::Value;
+
+pub mod claude;
 pub mod codex;
 pub mod codex_home;
 mod error;
+pub mod file;
+pub mod find;
 pub mod hints;
-pub mod lines;
 pub mod summary;
-
-pub use error::TranscriptError;
-
-use serde_json::Value;
-
 pub mod tape;
+
+pub use error::ImportError;
 
 /// One past session of an agent, as its transcript tells it.
 #[derive(Debug, Clone, PartialEq)]

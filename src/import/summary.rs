@@ -152,7 +152,12 @@ mod tests {
             source: "r.jsonl".into(),
             started: Some("2025-11-20T10:15:30.101Z".into()),
             cwd: Some("/w".into()),
-            calls: vec![call("ex", "echo"), call("ex", "note"), call("gh", "issue"), call("ex", "echo")],
+            calls: vec![
+                call("ex", "echo"),
+                call("ex", "note"),
+                call("gh", "issue"),
+                call("ex", "echo"),
+            ],
             skipped_tools: 2,
         };
         let tape = Tape::parse(
@@ -168,8 +173,14 @@ mod tests {
         assert_eq!(s.read_only_cell(), "2 of 4 (1 unknown)");
         assert_eq!(s.tape, "codex-0199a1b2");
         let j = s.to_json();
-        assert_eq!(j["servers"][0], json!({"server": "ex", "calls": 3, "read_only": 2, "unknown": 0}));
-        assert_eq!(j["servers"][1], json!({"server": "gh", "calls": 1, "read_only": null, "unknown": 1}));
+        assert_eq!(
+            j["servers"][0],
+            json!({"server": "ex", "calls": 3, "read_only": 2, "unknown": 0})
+        );
+        assert_eq!(
+            j["servers"][1],
+            json!({"server": "gh", "calls": 1, "read_only": null, "unknown": 1})
+        );
         assert_eq!(j["mcp_calls"], 4);
         let none = Summary::of("codex", &session, &ReadOnlyHints::default());
         assert_eq!(none.read_only_cell(), "unknown");

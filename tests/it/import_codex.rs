@@ -9,13 +9,14 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-const EXAMPLE: &str =
-    "rollout-2025-11-20T10-15-30-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl";
+const EXAMPLE: &str = "rollout-2025-11-20T10-15-30-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl";
 const DOCS: &str = "rollout-2025-11-21T08-00-00-0199a1c4-1111-7222-8333-944455566677.jsonl";
 const GREET: &str = "rollout-2025-11-22T09-30-00-0199a1d5-2222-7333-8444-a55566677788.jsonl";
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/codex")
+        .join(name)
 }
 
 /// `$CODEX_HOME` of the test, inside its temp dir.
@@ -57,7 +58,10 @@ fn import_codex_writes_each_call_and_answer_with_the_rollouts_times() {
     let out = run(agent_cmd(&env, &["import", "codex"]));
     assert!(out.status.success(), "{}", text(&out));
     let said = stdout(&out);
-    assert!(said.contains("3 MCP calls (example 3), 1 other tool calls skipped"), "{said}");
+    assert!(
+        said.contains("3 MCP calls (example 3), 1 other tool calls skipped"),
+        "{said}"
+    );
     assert!(said.contains("5 MCP calls (docs 4, github 1)"), "{said}");
 
     let tape = env.tape("codex-0199a1b2");
@@ -74,14 +78,23 @@ fn import_codex_writes_each_call_and_answer_with_the_rollouts_times() {
             json!({"name": "write_note", "arguments": {"text": "greeted Ada"}}),
         ]
     );
-    assert_eq!(sent[0]["_meta"]["ts"], "2025-11-20T10:15:33.402Z", "the begin event's time");
-    assert_eq!(sent[1]["_meta"]["ts"], "2025-11-20T10:15:35.201Z", "the end's less its duration");
+    assert_eq!(
+        sent[0]["_meta"]["ts"], "2025-11-20T10:15:33.402Z",
+        "the begin event's time"
+    );
+    assert_eq!(
+        sent[1]["_meta"]["ts"], "2025-11-20T10:15:35.201Z",
+        "the end's less its duration"
+    );
     assert_eq!(sent[0]["_meta"]["source"]["imported"], "codex");
     let answers: Vec<Value> = messages(&tape, "recv")
         .into_iter()
         .filter(|m| m["id"] != 0)
         .collect();
-    assert_eq!(answers[0]["result"], json!({"content": [{"type": "text", "text": "Echo: hello from codex"}]}));
+    assert_eq!(
+        answers[0]["result"],
+        json!({"content": [{"type": "text", "text": "Echo: hello from codex"}]})
+    );
     assert_eq!(answers[0]["_meta"]["ts"], "2025-11-20T10:15:33.451Z");
 
     let docs = env.tape("codex-0199a1c4");
@@ -98,16 +111,24 @@ fn import_codex_writes_each_call_and_answer_with_the_rollouts_times() {
         .iter()
         .find(|m| m["result"]["_meta"]["page"] == "big")
         .expect("the big result");
-    assert_eq!(big["result"]["content"][0]["text"].as_str().map(str::len), Some(120_000));
+    assert_eq!(
+        big["result"]["content"][0]["text"].as_str().map(str::len),
+        Some(120_000)
+    );
     // The begin without an end is a request with no answer.
     let docs_sent: Vec<Value> = messages(&docs, "send")
         .into_iter()
         .filter(|m| m["_meta"]["server"] == "docs")
         .collect();
     let last = docs_sent.last().expect("sent");
-    assert_eq!(last["params"], json!({"name": "search", "arguments": {"query": "interrupted"}}));
+    assert_eq!(
+        last["params"],
+        json!({"name": "search", "arguments": {"query": "interrupted"}})
+    );
     assert!(
-        !answers.iter().any(|a| a["id"] == last["id"] && a["_meta"]["server"] == "docs"),
+        !answers
+            .iter()
+            .any(|a| a["id"] == last["id"] && a["_meta"]["server"] == "docs"),
         "no answer to the call whose end never came"
     );
 }
@@ -125,7 +146,11 @@ fn an_imported_codex_session_verifies_against_the_example_server() {
     };
     let same = verify(&[]);
     assert!(same.status.success(), "{}", text(&same));
-    assert!(stdout(&same).contains(": 3 same, 0 changed"), "{}", text(&same));
+    assert!(
+        stdout(&same).contains(": 3 same, 0 changed"),
+        "{}",
+        text(&same)
+    );
     let drift = verify(&["--variant"]);
     assert_eq!(drift.status.code(), Some(1), "{}", text(&drift));
     assert!(
@@ -139,14 +164,22 @@ fn an_imported_codex_session_verifies_against_the_example_server() {
 fn an_imported_codex_session_replays_to_mcptape_call() {
     let env = Env::new();
     keep_rollouts(&env, &[GREET]);
-    let out = run(agent_cmd(&env, &["import", "codex", &codex_home(&env).to_string_lossy()]));
+    let out = run(agent_cmd(
+        &env,
+        &["import", "codex", &codex_home(&env).to_string_lossy()],
+    ));
     assert!(out.status.success(), "{}", text(&out));
     // The server is absent: replay answers from the tape.
     let config = env.path("mcp.json");
-    std::fs::write(&config, r#"{"mcpServers":{"example":{"command":"/nonexistent/example"}}}"#)
-        .expect("config");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers":{"example":{"command":"/nonexistent/example"}}}"#,
+    )
+    .expect("config");
     let mut cmd = env.mcptape(["replay", "codex-0199a1d5", "--"]);
-    cmd.arg(bin()).args(["call", "example.greet", "name=Grace", "--config"]).arg(&config);
+    cmd.arg(bin())
+        .args(["call", "example.greet", "name=Grace", "--config"])
+        .arg(&config);
     let replayed = run(cmd);
     assert!(replayed.status.success(), "{}", text(&replayed));
     assert_eq!(stdout(&replayed), "Hello, Grace!\n");
@@ -160,23 +193,48 @@ fn bad_rollouts_are_errors_naming_file_and_line_and_write_nothing() {
     let bad = day.join("rollout-2025-11-20T11-00-00-0199ffff-0000-7000-8000-000000000000.jsonl");
     let meta = std::fs::read_to_string(fixture(EXAMPLE)).expect("fixture");
     let first = meta.lines().next().expect("meta line");
-    std::fs::write(&bad, format!("{first}\n{{\"type\":\"event_msg\",\"payload\":{{\"type\":\"mcp_tool_call_end\"}}}}\n"))
-        .expect("write");
+    std::fs::write(
+        &bad,
+        format!(
+            "{first}\n{{\"type\":\"event_msg\",\"payload\":{{\"type\":\"mcp_tool_call_end\"}}}}\n"
+        ),
+    )
+    .expect("write");
     let out = run(agent_cmd(&env, &["import", "codex"]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = stderr(&out);
-    assert!(err.contains(&format!("error: `{}` line 2: mcp_tool_call_end: missing field `call_id`", bad.display())), "{err}");
-    assert!(!env.mcptape_home().join("recordings").exists(), "nothing written");
+    assert!(
+        err.contains(&format!(
+            "error: transcript `{}` line 2: mcp_tool_call_end: missing field `call_id`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !env.mcptape_home().join("recordings").exists(),
+        "nothing written"
+    );
 
     // A file that is not a rollout at all, named on the command line.
     let other = env.path("notes.jsonl");
     std::fs::write(&other, "{\"type\":\"user\",\"message\":\"hi\"}\n").expect("write");
-    let out = run(agent_cmd(&env, &["import", "codex", &other.to_string_lossy()]));
+    let out = run(agent_cmd(
+        &env,
+        &["import", "codex", &other.to_string_lossy()],
+    ));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(stderr(&out).contains("is not a Codex transcript: it has no `session_meta` line"), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("is not a Codex transcript: it has no `session_meta` line"),
+        "{}",
+        text(&out)
+    );
     let missing = run(agent_cmd(&env, &["import", "codex", "nowhere.jsonl"]));
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
-    assert!(stderr(&missing).contains("cannot read transcript `nowhere.jsonl`"), "{}", text(&missing));
+    assert!(
+        stderr(&missing).contains("cannot read transcript `nowhere.jsonl`"),
+        "{}",
+        text(&missing)
+    );
 }
 
 #[test]
@@ -190,7 +248,10 @@ fn a_control_character_in_a_rollout_is_escaped_in_what_import_prints() {
         "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\",\"cwd\":\"/w\"}}\n{\"type\":\"event_msg\",\"payload\":{\"type\":\"mcp_tool_call_end\",\"call_id\":\"c\",\"invocation\":{\"server\":\"ev\\u001b[31mil\",\"tool\":\"t\"},\"result\":{\"Ok\":{\"content\":[]}}}}\n",
     )
     .expect("write");
-    let out = run(agent_cmd(&env, &["import", "codex", &dir.to_string_lossy()]));
+    let out = run(agent_cmd(
+        &env,
+        &["import", "codex", &dir.to_string_lossy()],
+    ));
     assert!(out.status.success(), "{}", text(&out));
     assert!(!stdout(&out).contains('\u{1b}'), "{}", text(&out));
     assert!(stdout(&out).contains("1 MCP calls (ev"), "{}", text(&out));

@@ -7,8 +7,7 @@ use serde_json::Value;
 use crate::import_codex::{agent_cmd, keep_rollouts};
 use crate::support::*;
 
-const EXAMPLE: &str =
-    "rollout-2025-11-20T10-15-30-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl";
+const EXAMPLE: &str = "rollout-2025-11-20T10-15-30-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl";
 const DOCS: &str = "rollout-2025-11-21T08-00-00-0199a1c4-1111-7222-8333-944455566677.jsonl";
 
 /// Records the example server's `tools/list` (with its readOnlyHint annotations) into
@@ -21,7 +20,9 @@ fn record_example_tools(env: &Env) {
     )
     .expect("config");
     let mut cmd = env.mcptape(["record", "ex", "--"]);
-    cmd.arg(bin()).args(["tools", "example", "--config"]).arg(&config);
+    cmd.arg(bin())
+        .args(["tools", "example", "--config"])
+        .arg(&config);
     let out = run(cmd);
     assert!(out.status.success(), "{}", text(&out));
 }
@@ -33,19 +34,34 @@ fn scan_counts_calls_per_server_and_read_only_ones_from_a_recorded_tools_list() 
     let before = run(agent_cmd(&env, &["scan", "--agent", "codex"]));
     assert!(before.status.success(), "{}", text(&before));
     let table = stdout(&before);
-    assert!(table.starts_with("AGENT  SESSION   DATE              CWD "), "{table}");
     assert!(
-        table.contains("codex  0199a1b2  2025-11-20 10:15  /home/dev/shop         3  unknown    example 3\n"),
+        table.starts_with("AGENT  SESSION   DATE              CWD "),
         "{table}"
     );
-    assert!(table.contains("5  unknown    docs 4, github 1\n"), "{table}");
-    assert!(table.contains("unknown where no tape in the recordings lists the tool"), "{table}");
+    assert!(
+        table.contains(
+            "codex  0199a1b2  2025-11-20 10:15  /home/dev/shop         3  unknown    example 3\n"
+        ),
+        "{table}"
+    );
+    assert!(
+        table.contains("5  unknown    docs 4, github 1\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("unknown where no tape in the recordings lists the tool"),
+        "{table}"
+    );
 
     record_example_tools(&env);
     let after = run(agent_cmd(&env, &["scan", "--agent", "codex"]));
     assert!(after.status.success(), "{}", text(&after));
     // echo and greet are readOnlyHint: true, write_note false.
-    assert!(stdout(&after).contains("3  2 of 3     example 3\n"), "{}", text(&after));
+    assert!(
+        stdout(&after).contains("3  2 of 3     example 3\n"),
+        "{}",
+        text(&after)
+    );
 
     let json = run(agent_cmd(&env, &["scan", "--agent", "codex", "--json"]));
     assert!(json.status.success(), "{}", text(&json));
@@ -62,7 +78,10 @@ fn scan_counts_calls_per_server_and_read_only_ones_from_a_recorded_tools_list() 
         serde_json::json!([{"server": "example", "calls": 3, "read_only": 2, "unknown": 0}])
     );
     assert_eq!(rows[1]["servers"][0]["read_only"], Value::Null);
-    assert!(!env.tape("codex-0199a1b2").exists(), "scan alone writes nothing");
+    assert!(
+        !env.tape("codex-0199a1b2").exists(),
+        "scan alone writes nothing"
+    );
 }
 
 #[test]
@@ -91,8 +110,17 @@ fn a_bad_transcript_is_named_the_rest_listed_and_nothing_imported() {
     let out = run(agent_cmd(&env, &["scan", "--agent", "codex", "--import"]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = stderr(&out);
-    assert!(err.contains(&format!("`{}` line 1: session_meta: invalid type: integer `7`", bad.display())), "{err}");
-    assert!(err.contains("1 transcript could not be read; nothing was imported"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "transcript `{}` line 1: session_meta: invalid type: integer `7`",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 transcript could not be read; nothing was imported"),
+        "{err}"
+    );
     assert!(stdout(&out).contains("example 3"), "{}", text(&out));
     assert!(!env.tape("codex-0199a1b2").exists(), "nothing imported");
 }
