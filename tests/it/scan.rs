@@ -10,21 +10,43 @@ use crate::support::*;
 const EXAMPLE: &str = "rollout-2025-11-20T10-15-30-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl";
 const DOCS: &str = "rollout-2025-11-21T08-00-00-0199a1c4-1111-7222-8333-944455566677.jsonl";
 
-/// Records the example server's `tools/list` (with its readOnlyHint annotations) into
-/// the tape `ex`, through `mcptape tools` under `mcptape record`.
-fn record_example_tools(env: &Env) {
+/// Records the example server's `tools/list` (with its readOnlyHint annotations), as the
+/// server `name`, into the tape `tools-<name>`, through `mcptape tools` under `record`.
+fn record_example_tools(env: &Env, name: &str) {
     let config = env.path("mcp.json");
     std::fs::write(
         &config,
-        serde_json::json!({"mcpServers": {"example": {"command": example_server()}}}).to_string(),
+        serde_json::json!({"mcpServers": {name: {"command": example_server()}}}).to_string(),
     )
     .expect("config");
-    let mut cmd = env.mcptape(["record", "ex", "--"]);
+    let mut cmd = env.mcptape(["record", &format!("tools-{name}"), "--"]);
     cmd.arg(bin())
-        .args(["tools", "example", "--config"])
+        .args(["tools", name, "--config"])
         .arg(&config);
     let out = run(cmd);
     assert!(out.status.success(), "{}", text(&out));
+}
+
+/// Copies a vendored Claude Code session (transcript and the directory beside it) into
+/// `$CLAUDE_CONFIG_DIR/projects/<escaped cwd>/`.
+fn keep_claude_session(env: &Env, fixture: &str) {
+    let from = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code")
+        .join(fixture);
+    copy_tree(&from, &env.path("claude-config/projects/-work-project"));
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }
 
 #[test]
@@ -53,7 +75,7 @@ fn scan_counts_calls_per_server_and_read_only_ones_from_a_recorded_tools_list() 
         "{table}"
     );
 
-    record_example_tools(&env);
+    record_example_tools(&env, "example");
     let after = run(agent_cmd(&env, &["scan", "--agent", "codex"]));
     assert!(after.status.success(), "{}", text(&after));
     // echo and greet are readOnlyHint: true, write_note false.
@@ -131,4 +153,46 @@ fn scan_with_no_sessions_says_so() {
     let out = run(agent_cmd(&env, &["scan", "--agent", "codex"]));
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(stdout(&out), "no sessions found\n");
+}
+
+#[test]
+fn scan_lists_claude_code_and_codex_sessions_with_read_only_counts_per_server() {
+    let env = Env::new();
+    keep_rollouts(&env, &[EXAMPLE]);
+    keep_claude_session(&env, "structured-and-stored");
+    // The Claude Code session's server `ex` is the example server.
+    record_example_tools(&env, "ex");
+    let out = run(agent_cmd(&env, &["scan", "--json"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let rows: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let agents: Vec<&str> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["agent"].as_str().expect("agent"))
+        .collect();
+    assert_eq!(agents, ["claude-code", "codex"]);
+    let claude = &rows[0];
+    assert_eq!(claude["session"], "d212bf5d-9bcf-4cef-845f-9b9df0a8abab");
+    assert_eq!(
+        claude["servers"],
+        serde_json::json!([
+            {"server": "ex", "calls": 4, "read_only": 4, "unknown": 0},
+            {"server": "every-thing", "calls": 2, "read_only": null, "unknown": 2},
+        ])
+    );
+    assert_eq!(
+        rows[1]["servers"][0]["unknown"], 3,
+        "no tape lists the server `example`"
+    );
+
+    let only = run(agent_cmd(&env, &["scan", "--agent", "claude-code"]));
+    assert!(only.status.success(), "{}", text(&only));
+    let table = stdout(&only);
+    assert!(table.contains("claude-code  d212bf5d  "), "{table}");
+    assert!(
+        table.contains("6  4 of 6 (2 unknown)  ex 4, every-thing 2\n"),
+        "{table}"
+    );
+    assert!(!table.contains("codex "), "{table}");
 }
