@@ -122,6 +122,7 @@ pub use cmd::show::trace;
 
 /// The agents' transcript readers behind `import` and `scan`, for the fuzz targets.
 pub mod transcripts {
+    pub use crate::import::claude::{Transcript as ClaudeTranscript, read as read_claude};
     pub use crate::import::codex::Rollout;
     pub use crate::import::codex::parse as parse_codex;
     pub use crate::import::{Answer, ImportError, ImportedCall, ImportedSession};
