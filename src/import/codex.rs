@@ -311,10 +311,10 @@ impl<'p> Reader<'p> {
                             ("is_error", "isError"),
                             ("structured_content", "structuredContent"),
                         ] {
-                            if !result.contains_key(new) {
-                                if let Some(v) = result.remove(old) {
-                                    result.insert(new.to_owned(), v);
-                                }
+                            if !result.contains_key(new)
+                                && let Some(v) = result.remove(old)
+                            {
+                                result.insert(new.to_owned(), v);
                             }
                         }
                         (Answer::Result(Value::Object(result)), deep)

@@ -121,7 +121,7 @@ fn bad_lines_are_errors_naming_file_and_line() {
             "line 2: mcp_tool_call_end: `result.Ok` is not an object",
         ),
         (
-            format!("{{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":5}}\n"),
+            "{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":5}\n".to_owned(),
             "line 1: session_meta: invalid type: integer `5`",
         ),
         (
