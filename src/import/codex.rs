@@ -25,6 +25,9 @@
 //!   becomes the depth module's marker, and the call says so in `incomplete`.
 //! - Tool calls of other kinds (`shell`, `apply_patch`, web search…), told by the
 //!   `response_item`s whose `call_id` no MCP event has, are counted in `skipped_tools`.
+//!   Among them, function calls named `mcp__…` with no MCP event (a rollout written
+//!   without extended history, where Codex keeps no `mcp_tool_call_end`) are also said in
+//!   a warning: their server and tool cannot be told from the sanitized name.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -120,6 +123,9 @@ struct Typed<'a> {
     kind: Cow<'a, str>,
     #[serde(default)]
     call_id: Option<String>,
+    /// A function call's model-visible name (only to say what could not be imported).
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// `McpInvocation`.
@@ -177,7 +183,7 @@ struct Reader<'p> {
     /// Every `call_id` an MCP event used.
     mcp_ids: HashSet<String>,
     /// The tool calls of `response_item`s (their `call_id`, when they have one).
-    tool_items: Vec<Option<String>>,
+    tool_items: Vec<(Option<String>, bool)>,
     /// Lines read that were rollout lines (had a `type`, or were a bare meta).
     rollout_lines: usize,
     warnings: Vec<String>,
@@ -260,7 +266,8 @@ impl<'p> Reader<'p> {
                     &*item.kind,
                     "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call"
                 ) {
-                    self.tool_items.push(item.call_id);
+                    let mcp_named = item.name.as_deref().is_some_and(|n| n.starts_with("mcp__"));
+                    self.tool_items.push((item.call_id, mcp_named));
                 }
             }
             (Some(kind @ ("session_meta" | "event_msg" | "response_item")), None) => {
@@ -379,11 +386,24 @@ impl<'p> Reader<'p> {
                 why: reason.to_owned(),
             });
         };
-        let skipped_tools = self
+        let unpaired: Vec<bool> = self
             .tool_items
             .iter()
-            .filter(|id| id.as_ref().is_none_or(|id| !self.mcp_ids.contains(id)))
-            .count();
+            .filter(|(id, _)| id.as_ref().is_none_or(|id| !self.mcp_ids.contains(id)))
+            .map(|(_, mcp_named)| *mcp_named)
+            .collect();
+        let skipped_tools = unpaired.len();
+        let mcp_named = unpaired.iter().filter(|m| **m).count();
+        let mut warnings = self.warnings;
+        if mcp_named > 0 {
+            warnings.push(format!(
+                "`{}`: {mcp_named} function call{s} named `mcp__…` {have} no mcp_tool_call_end event \
+                 (Codex keeps those only with extended history); not imported, counted as other tool calls",
+                self.path.display(),
+                s = if mcp_named == 1 { "" } else { "s" },
+                have = if mcp_named == 1 { "has" } else { "have" },
+            ));
+        }
         Ok(Rollout {
             session: ImportedSession {
                 id,
@@ -393,7 +413,7 @@ impl<'p> Reader<'p> {
                 calls: self.calls,
                 skipped_tools,
             },
-            warnings: self.warnings,
+            warnings,
         })
     }
 }

@@ -198,3 +198,26 @@ fn started_before_does_not_overflow() {
     );
     assert_eq!(started_before(Some("yesterday"), Some(&ok)), None);
 }
+
+#[test]
+fn mcp_named_function_calls_without_events_are_said_not_guessed() {
+    let text = format!(
+        "{META}\n{{\"type\":\"response_item\",\"payload\":{{\"type\":\"function_call\",\"name\":\"mcp__example__echo\",\"arguments\":\"{{}}\",\"call_id\":\"a\"}}}}\n{{\"type\":\"response_item\",\"payload\":{{\"type\":\"function_call\",\"name\":\"shell\",\"arguments\":\"{{}}\",\"call_id\":\"b\"}}}}\n"
+    );
+    let read = parse(Path::new("r.jsonl"), text.as_bytes()).expect("parse");
+    assert!(read.session.calls.is_empty());
+    assert_eq!(read.session.skipped_tools, 2);
+    assert_eq!(read.warnings.len(), 1, "{:?}", read.warnings);
+    assert!(
+        read.warnings[0].contains("1 function call named `mcp__…` has no mcp_tool_call_end event"),
+        "{:?}",
+        read.warnings
+    );
+    // The example fixture's mcp__ calls all have their events: no warning.
+    assert!(
+        parse(Path::new("a.jsonl"), EXAMPLE)
+            .expect("parse")
+            .warnings
+            .is_empty()
+    );
+}
