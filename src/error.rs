@@ -59,6 +59,9 @@ pub enum Error {
     /// Writing to our own stdout failed (a closed pipe ends quietly, see `main`).
     #[error("cannot write to standard output")]
     Stdout(#[source] std::io::Error),
+    /// An agent transcript that cannot be imported.
+    #[error(transparent)]
+    Import(#[from] crate::import::ImportError),
 }
 
 /// What can go wrong talking to a server.
