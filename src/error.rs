@@ -59,7 +59,7 @@ pub enum Error {
     /// Writing to our own stdout failed (a closed pipe ends quietly, see `main`).
     #[error("cannot write to standard output")]
     Stdout(#[source] std::io::Error),
-    /// An agent's transcript (`import`, `scan`).
+    /// An agent transcript that cannot be imported.
     #[error(transparent)]
     Import(#[from] crate::import::ImportError),
 }

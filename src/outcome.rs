@@ -125,7 +125,8 @@ impl Error {
                 TapeError::Write { .. } | TapeError::Full { .. } | TapeError::WriterPanicked { .. },
             ) => EXIT_TAPE,
             Error::Tape(_) | Error::Usage(_) | Error::Config(_) | Error::Io { .. } => EXIT_USAGE,
-            Error::Cli(_) | Error::Import(_) => EXIT_USAGE,
+            Error::Cli(_) => EXIT_USAGE,
+            Error::Import(_) => EXIT_USAGE,
             Error::Client(_) => EXIT_DIFFERENT,
             Error::Process(ProcessError::Spawn { source, .. }) => match source.kind() {
                 std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,

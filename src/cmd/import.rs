@@ -1,30 +1,35 @@
 //! `mcptape import claude-code|codex [PATH]...`: an agent's past sessions as tapes.
 //!
-//! Every transcript is read before any tape is written, so a file that does not parse
-//! changes nothing. Each session with MCP calls becomes the tape `<agent>-<id prefix>` in
-//! the recordings directory (a previous one kept as `.prev`); a session without is said
-//! and skipped.
+//! Every transcript is read before any tape is written, so a transcript that does not
+//! read (a bad line, a file that is not one) fails the command with an error naming it
+//! and changes nothing. Then each session with MCP calls becomes the tape
+//! `<agent>-<session id prefix>` in the recordings directory ([`crate::import::tape`]),
+//! a previous tape of that name kept as `.prev`, and one line on stdout says what it
+//! holds: the tape's name, its calls per server, and its path. Sessions without MCP calls
+//! are said on stderr and write nothing.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{Import, TranscriptAgent};
 use crate::error::{Error, Result};
-use crate::import::{ImportedSession, claude, codex, codex_home, find, tape};
-use crate::mode::{self, ENV_HOME};
+use crate::import::tape::{self, ServerCalls};
+use crate::import::{ImportedSession, claude, codex, codex_home, find};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
-use crate::tape::store;
 
 impl Import {
     /// Reads the transcripts and writes one tape per session.
     pub fn run(self) -> Result<Outcome> {
-        let sessions = read_sessions(self.agent, &self.paths)?;
-        let report = write_tapes(self.agent, &sessions)?;
-        std::io::stdout()
-            .lock()
-            .write_all(report.as_bytes())
-            .map_err(Error::Stdout)?;
+        let Some(files) = transcript_files(self.agent, &self.paths)? else {
+            return Ok(Outcome::Ok);
+        };
+        // Everything is read first: a transcript that does not read changes nothing.
+        let read = files
+            .iter()
+            .map(|f| read_session(self.agent, f))
+            .collect::<Result<Vec<ReadSession>>>()?;
+        write_tapes(self.agent, &read, &mut std::io::stdout().lock())?;
         Ok(Outcome::Ok)
     }
 }
@@ -42,119 +47,158 @@ pub(crate) fn agent_name(agent: TranscriptAgent) -> &'static str {
 pub(crate) struct ReadSession {
     /// The session.
     pub session: ImportedSession,
-    /// Warnings to say before going on.
+    /// Warnings, said before its tape is written.
     pub warnings: Vec<String>,
 }
 
 /// The variables that say where agents keep transcripts (`CODEX_HOME`,
-/// `CLAUDE_CONFIG_DIR`, `HOME`): read as the process has them.
-fn var(name: &str) -> Option<String> {
+/// `CLAUDE_CONFIG_DIR`, `HOME`), as the process has them.
+fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// The transcript files of `agent`: under `paths`, or where the agent keeps them (none
-/// when that place does not exist).
-pub(crate) fn transcript_files(agent: TranscriptAgent, paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    match agent {
-        TranscriptAgent::Codex if paths.is_empty() => Ok(codex_home::default_rollouts(&var)?),
-        TranscriptAgent::Codex => Ok(codex_home::rollouts_in(paths)?),
-        TranscriptAgent::ClaudeCode if paths.is_empty() => {
-            let projects = find::claude_projects(&var)?;
-            if !projects.is_dir() {
-                return Ok(Vec::new());
-            }
-            Ok(find::transcripts(&[projects])?)
-        }
-        TranscriptAgent::ClaudeCode => Ok(find::transcripts(paths)?),
+/// The transcript files of `agent`: under `paths`, or where the agent keeps them. `None`
+/// (said on stderr) when that place does not exist.
+pub(crate) fn transcript_files(
+    agent: TranscriptAgent,
+    paths: &[PathBuf],
+) -> Result<Option<Vec<PathBuf>>> {
+    let (dir, name) = match (agent, paths.is_empty()) {
+        (TranscriptAgent::ClaudeCode, false) => return Ok(Some(find::transcripts(paths)?)),
+        (TranscriptAgent::Codex, false) => return Ok(Some(codex_home::rollouts_in(paths)?)),
+        (TranscriptAgent::ClaudeCode, true) => (find::claude_projects(&env)?, "Claude Code"),
+        (TranscriptAgent::Codex, true) => (codex_home::codex_home(&env)?.join("sessions"), "Codex"),
+    };
+    if !dir.is_dir() {
+        crate::term::eprintln_escaped!(
+            "mcptape: no {name} sessions: `{}` does not exist",
+            dir.display()
+        );
+        return Ok(None);
     }
+    Ok(Some(match agent {
+        TranscriptAgent::ClaudeCode => find::transcripts(&[dir])?,
+        TranscriptAgent::Codex => codex_home::rollouts_under(&dir)?,
+    }))
 }
 
 /// Reads one transcript file of `agent`.
 pub(crate) fn read_session(agent: TranscriptAgent, file: &Path) -> Result<ReadSession> {
-    match agent {
-        TranscriptAgent::Codex => {
-            let read = codex::read(file)?;
-            Ok(ReadSession {
-                session: read.session,
-                warnings: read.warnings,
-            })
-        }
+    Ok(match agent {
         TranscriptAgent::ClaudeCode => {
-            let read = claude::read(file)?;
-            Ok(ReadSession {
-                session: read.session,
-                warnings: read.warnings,
-            })
+            let t = claude::read(file)?;
+            ReadSession {
+                session: t.session,
+                warnings: t.warnings,
+            }
         }
-    }
+        TranscriptAgent::Codex => {
+            let r = codex::read(file)?;
+            ReadSession {
+                session: r.session,
+                warnings: r.warnings,
+            }
+        }
+    })
 }
 
-/// Every session of `agent` under `paths` (or where the agent keeps them), all read
-/// before anything is written; their warnings said on stderr.
-pub(crate) fn read_sessions(
+/// Writes the tape of each session that made MCP calls (redacted as a recording), one
+/// line on `out` each (stdout, or stderr where stdout is JSON); returns how many were
+/// written.
+pub(crate) fn write_tapes(
     agent: TranscriptAgent,
-    paths: &[PathBuf],
-) -> Result<Vec<ImportedSession>> {
-    let mut sessions = Vec::new();
-    for file in transcript_files(agent, paths)? {
-        let read = read_session(agent, &file)?;
-        for w in &read.warnings {
+    sessions: &[ReadSession],
+    out: &mut dyn Write,
+) -> Result<usize> {
+    let agent = agent_name(agent);
+    let (redactor, warnings) = Redactor::for_recording(&env);
+    for w in warnings {
+        crate::term::eprintln_escaped!("mcptape: {w}");
+    }
+    let mut used: Vec<String> = Vec::new();
+    let mut written = 0;
+    for t in sessions {
+        for w in &t.warnings {
             crate::term::eprintln_escaped!("mcptape: warning: {w}");
         }
-        sessions.push(read.session);
-    }
-    Ok(sessions)
-}
-
-/// Writes the tape of each session that made MCP calls, redacted as a recording; returns
-/// what was done, one line per session, for people.
-pub(crate) fn write_tapes(agent: TranscriptAgent, sessions: &[ImportedSession]) -> Result<String> {
-    let own = mode::own()?;
-    let home = store::home(own.get(ENV_HOME))?;
-    let (redactor, warnings) = Redactor::for_recording(&|name| own.get(name).map(str::to_owned));
-    for w in warnings {
-        crate::term::eprintln_escaped!("mcptape: warning: {w}");
-    }
-    let name = agent_name(agent);
-    let cwd = std::env::current_dir().map_err(|source| Error::Io {
-        what: "cannot read the current directory".into(),
-        source,
-    })?;
-    let mut out = String::new();
-    if sessions.is_empty() {
-        out.push_str(&format!("no {name} sessions found\n"));
-    }
-    for session in sessions {
-        let shown = crate::term::line(&session.source.to_string_lossy()).into_owned();
-        if session.calls.is_empty() {
-            out.push_str(&format!(
-                "{shown}: no MCP calls ({} other tool calls); no tape written\n",
-                session.skipped_tools
-            ));
+        if t.session.calls.is_empty() {
+            crate::term::eprintln_escaped!(
+                "mcptape: `{}`: no MCP calls ({} other tool uses): no tape written",
+                t.session.source.display(),
+                t.session.skipped_tools
+            );
             continue;
         }
-        let path = store::resolve(&tape::name(name, session), &home, &cwd)?;
-        let written = tape::write(session, name, &path, &redactor)?;
-        let per_server: Vec<String> = written
-            .servers
-            .iter()
-            .map(|s| format!("{} {}", s.server, s.calls))
-            .collect();
-        out.push_str(&crate::term::line(&format!(
-            "{shown}: {} MCP calls ({}), {} other tool calls skipped → {}",
-            session.calls.len(),
-            per_server.join(", "),
-            session.skipped_tools,
-            written.path.display()
-        )));
-        out.push('\n');
-        if let Some(kept) = &written.kept {
-            out.push_str(&crate::term::line(&format!(
-                "  the previous tape was kept as {}",
-                kept.display()
-            )));
-            out.push('\n');
+        let mut name = tape::name(agent, &t.session);
+        // Two sessions of one run whose ids start alike: the second gets its whole id.
+        if used.contains(&name) {
+            name = format!("{agent}-{}", safe_id(&t.session.id));
         }
+        used.push(name.clone());
+        let path: PathBuf = crate::mode::session_path(&name)?;
+        let done = tape::write(&t.session, agent, &path, &redactor)?;
+        if let Some(prev) = &done.kept {
+            crate::term::eprintln_escaped!(
+                "mcptape: the previous tape is kept as `{}`",
+                prev.display()
+            );
+        }
+        let line = crate::term::line(&format!(
+            "{name}  {}  {}",
+            counts(&done.servers),
+            done.path.display()
+        ))
+        .into_owned();
+        writeln!(out, "{line}").map_err(Error::Stdout)?;
+        written += 1;
     }
-    Ok(out)
+    out.flush().map_err(Error::Stdout)?;
+    crate::term::eprintln_escaped!(
+        "mcptape: {written} tape{} written from {} transcript{}",
+        if written == 1 { "" } else { "s" },
+        sessions.len(),
+        if sessions.len() == 1 { "" } else { "s" }
+    );
+    Ok(written)
+}
+
+/// `6 calls: ex 4, every-thing 2 (1 unanswered, 1 incomplete)`.
+fn counts(servers: &[ServerCalls]) -> String {
+    let total: usize = servers.iter().map(|s| s.calls).sum();
+    let per: Vec<String> = servers
+        .iter()
+        .map(|s| format!("{} {}", s.server, s.calls))
+        .collect();
+    let mut notes = Vec::new();
+    let unanswered: usize = servers.iter().map(|s| s.unanswered).sum();
+    let incomplete: usize = servers.iter().map(|s| s.incomplete).sum();
+    if unanswered > 0 {
+        notes.push(format!("{unanswered} unanswered"));
+    }
+    if incomplete > 0 {
+        notes.push(format!("{incomplete} incomplete"));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join(", "))
+    };
+    format!(
+        "{total} call{}: {}{notes}",
+        if total == 1 { "" } else { "s" },
+        per.join(", ")
+    )
+}
+
+/// A whole session id as a session name may hold it.
+fn safe_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

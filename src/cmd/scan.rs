@@ -11,7 +11,6 @@ use std::io::Write;
 
 use crate::cli::{Scan, TranscriptAgent};
 use crate::error::{Error, Result};
-use crate::import::ImportedSession;
 use crate::import::hints::ReadOnlyHints;
 use crate::import::summary::Summary;
 use crate::mode::{self, ENV_HOME};
@@ -19,7 +18,7 @@ use crate::outcome::Outcome;
 use crate::table::{Align, Table};
 use crate::tape::store;
 
-use super::import::{agent_name, read_session, transcript_files, write_tapes};
+use super::import::{ReadSession, agent_name, read_session, transcript_files, write_tapes};
 
 impl Scan {
     /// Lists the sessions found (and imports them with `--import`).
@@ -40,17 +39,18 @@ impl Scan {
                 path.display()
             );
         }
-        let mut found: Vec<(TranscriptAgent, Vec<ImportedSession>)> = Vec::new();
+        let mut found: Vec<(TranscriptAgent, Vec<ReadSession>)> = Vec::new();
         let mut bad = 0usize;
         for agent in agents {
             let mut sessions = Vec::new();
-            for file in transcript_files(agent, &[])? {
+            for file in transcript_files(agent, &[])?.unwrap_or_default() {
                 match read_session(agent, &file) {
-                    Ok(read) => {
-                        for w in &read.warnings {
+                    Ok(mut read) => {
+                        // Said once, here; not again if the session is imported.
+                        for w in std::mem::take(&mut read.warnings) {
                             crate::term::eprintln_escaped!("mcptape: warning: {w}");
                         }
-                        sessions.push(read.session);
+                        sessions.push(read);
                     }
                     Err(e) => {
                         bad += 1;
@@ -58,7 +58,7 @@ impl Scan {
                     }
                 }
             }
-            sessions.sort_by(|a, b| a.started.cmp(&b.started));
+            sessions.sort_by(|a, b| a.session.started.cmp(&b.session.started));
             found.push((agent, sessions));
         }
         let summaries: Vec<Summary> = found
@@ -66,30 +66,26 @@ impl Scan {
             .flat_map(|(agent, sessions)| {
                 sessions
                     .iter()
-                    .map(|s| Summary::of(agent_name(*agent), s, &hints))
+                    .map(|r| Summary::of(agent_name(*agent), &r.session, &hints))
             })
             .collect();
-        let mut text = if self.json {
+        let text = if self.json {
             let rows: Vec<_> = summaries.iter().map(Summary::to_json).collect();
             format!("{}\n", crate::term::json_pretty(&rows))
         } else {
             table(&summaries)
         };
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes()).map_err(Error::Stdout)?;
         if self.import && bad == 0 {
             for (agent, sessions) in &found {
-                let report = write_tapes(*agent, sessions)?;
                 if self.json {
-                    eprint!("{report}");
+                    write_tapes(*agent, sessions, &mut std::io::stderr().lock())?;
                 } else {
-                    text.push('\n');
-                    text.push_str(&report);
+                    write_tapes(*agent, sessions, &mut stdout)?;
                 }
             }
         }
-        std::io::stdout()
-            .lock()
-            .write_all(text.as_bytes())
-            .map_err(Error::Stdout)?;
         if bad > 0 {
             let nothing = if self.import {
                 "; nothing was imported"

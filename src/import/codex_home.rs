@@ -35,11 +35,6 @@ pub fn is_rollout_name(name: &str) -> bool {
     name.starts_with("rollout-") && name.ends_with(".jsonl")
 }
 
-/// Every rollout Codex kept, oldest first (none when there is no sessions directory).
-pub fn default_rollouts(get: &dyn Fn(&str) -> Option<String>) -> Result<Vec<PathBuf>, ImportError> {
-    rollouts_under(&codex_home(get)?.join("sessions"))
-}
-
 /// The rollouts a user named: each file as it is, each directory searched.
 pub fn rollouts_in(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
     let mut out = Vec::new();

@@ -53,6 +53,32 @@ impl Source {
     }
 }
 
+/// The protocol versions of the `initialize` era mcptape knows: what replay answers a
+/// synthesized handshake with when the client asks for one of them.
+pub const KNOWN_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+impl crate::tape::format::Meta {
+    /// True for an entry an importer made up (the handshake of an imported connection):
+    /// replay relaxes it, verify plays its own.
+    pub fn synthesized(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.synthesized)
+    }
+
+    /// What the transcript lacks of this imported answer, if it is incomplete.
+    pub fn incomplete(&self) -> Option<&str> {
+        self.source.as_ref().and_then(|s| s.incomplete.as_deref())
+    }
+}
+
+/// True when `asked` (raw JSON, quotes included) is a version in
+/// [`KNOWN_PROTOCOL_VERSIONS`].
+pub fn is_known_version(asked: &str) -> bool {
+    KNOWN_PROTOCOL_VERSIONS
+        .iter()
+        .any(|v| asked.strip_prefix('"').and_then(|a| a.strip_suffix('"')) == Some(*v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,10 +59,13 @@ fn import_codex_writes_each_call_and_answer_with_the_rollouts_times() {
     assert!(out.status.success(), "{}", text(&out));
     let said = stdout(&out);
     assert!(
-        said.contains("3 MCP calls (example 3), 1 other tool calls skipped"),
+        said.contains("codex-0199a1b2  3 calls: example 3  "),
         "{said}"
     );
-    assert!(said.contains("5 MCP calls (docs 4, github 1)"), "{said}");
+    assert!(
+        said.contains("codex-0199a1c4  5 calls: docs 4, github 1 (1 unanswered)  "),
+        "{said}"
+    );
 
     let tape = env.tape("codex-0199a1b2");
     let sent: Vec<Value> = messages(&tape, "send")
@@ -254,5 +257,5 @@ fn a_control_character_in_a_rollout_is_escaped_in_what_import_prints() {
     ));
     assert!(out.status.success(), "{}", text(&out));
     assert!(!stdout(&out).contains('\u{1b}'), "{}", text(&out));
-    assert!(stdout(&out).contains("1 MCP calls (ev"), "{}", text(&out));
+    assert!(stdout(&out).contains("1 call: ev"), "{}", text(&out));
 }

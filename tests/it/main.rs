@@ -23,6 +23,7 @@ mod habits;
 mod help;
 mod http;
 mod http_limits;
+mod import_claude;
 mod import_codex;
 mod lifecycle;
 mod line_mode;

@@ -112,7 +112,11 @@ fn scan_import_writes_the_tapes_of_sessions_with_calls() {
     keep_rollouts(&env, &[EXAMPLE, DOCS]);
     let out = run(agent_cmd(&env, &["scan", "--agent", "codex", "--import"]));
     assert!(out.status.success(), "{}", text(&out));
-    assert!(stdout(&out).contains("→ "), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("\ncodex-0199a1b2  3 calls: example 3  "),
+        "{}",
+        text(&out)
+    );
     for tape in ["codex-0199a1b2", "codex-0199a1c4"] {
         let calls = tape_messages(&env.tape(tape), "send")
             .iter()

@@ -10,7 +10,8 @@
 //! `tool-results/` (`<persisted-output>` … `Full output saved to: PATH`, or `… Output has
 //! been saved to PATH.`): that file, when it is still there, holds the whole content
 //! (a JSON list of blocks, or the text). Otherwise the answer is the notice, marked
-//! incomplete. A tool error whose text is `MCP error CODE: MESSAGE` is the JSON-RPC error
+//! incomplete. So is a result with `structuredContent` whose `content` Claude Code
+//! replaced by that JSON (the server's own text is gone). A tool error whose text is `MCP error CODE: MESSAGE` is the JSON-RPC error
 //! the SDK turned into text.
 
 use std::path::Path;
@@ -58,6 +59,9 @@ pub fn of(block: &Value, entry: &Value, results: &Path) -> Reconstructed {
         };
     }
     let meta = &entry["mcpMeta"];
+    if incomplete.is_none() && shows_structured(&block["content"], &meta["structuredContent"]) {
+        incomplete = Some(STRUCTURED_SHOWN.to_owned());
+    }
     let content = with_resource_links(content, &meta["resourceLinks"]);
     let mut result = Map::new();
     result.insert("content".into(), Value::Array(content));
@@ -74,6 +78,19 @@ pub fn of(block: &Value, entry: &Value, results: &Path) -> Reconstructed {
         answer: Answer::Result(Value::Object(result)),
         incomplete,
     }
+}
+
+/// Why a result with `structuredContent` lacks its text: Claude Code shows the model the
+/// structured content's JSON in place of the server's `content`.
+const STRUCTURED_SHOWN: &str = "Claude Code keeps the structuredContent's JSON in place of the text content: the server's content is not in the transcript";
+
+/// True when `content` is the JSON of `structured` (a string that parses to it).
+fn shows_structured(content: &Value, structured: &Value) -> bool {
+    !structured.is_null()
+        && content
+            .as_str()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .is_some_and(|v| &v == structured)
 }
 
 fn text_block(text: &str) -> Value {
