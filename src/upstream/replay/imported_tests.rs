@@ -13,6 +13,7 @@ fn imported(made_up: bool) -> Tape {
     let session = ImportedSession {
         id: "s".into(),
         source: "s.jsonl".into(),
+        started: None,
         cwd: None,
         calls: vec![ImportedCall {
             server: "a".into(),
