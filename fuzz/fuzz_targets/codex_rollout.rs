@@ -8,8 +8,8 @@ use mcptape::transcripts::{Answer, parse_codex};
 fuzz_target!(|data: &[u8]| {
     let path = std::path::Path::new("fuzz-rollout.jsonl");
     match parse_codex(path, data) {
-        Ok(session) => {
-            for call in &session.calls {
+        Ok(read) => {
+            for call in &read.session.calls {
                 // What the tape writer serializes must serialize.
                 let _ = call.arguments.to_string();
                 if let Some(Answer::Result(v) | Answer::Error(v)) = &call.answer {
