@@ -142,6 +142,21 @@ fn an_imported_codex_session_verifies_against_the_example_server() {
     keep_rollouts(&env, &[EXAMPLE]);
     let out = run(agent_cmd(&env, &["import", "codex"]));
     assert!(out.status.success(), "{}", text(&out));
+    // Writes gated as usual: write_note is not read-only on the live server.
+    let mut gated = env.mcptape(["verify", "codex-0199a1b2", "--"]);
+    gated.arg(example_server());
+    let gated = run(gated);
+    assert!(gated.status.success(), "{}", text(&gated));
+    assert!(
+        stdout(&gated).contains(": 2 same, 0 changed, 1 skipped"),
+        "{}",
+        text(&gated)
+    );
+    assert!(
+        stdout(&gated).contains("skipped    tools/call write_note"),
+        "{}",
+        text(&gated)
+    );
     let verify = |extra: &[&str]| {
         let mut cmd = env.mcptape(["verify", "codex-0199a1b2", "--allow-writes", "--"]);
         cmd.arg(example_server()).args(extra);
