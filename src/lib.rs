@@ -60,7 +60,6 @@ mod error;
 mod framing;
 mod github;
 mod ids;
-#[allow(dead_code)] // until import uses it (issue 15)
 mod import;
 mod layer;
 mod matcher;

@@ -18,6 +18,7 @@ const STARTERS: &[&str] = &["record", "replay", "proxy", "call", "tools"];
 /// Commands that read named tapes (or, `servers`, a config in the mcptape home).
 const HOMES: &[&str] = &[
     "record", "replay", "verify", "proxy", "call", "tools", "servers", "redact", "show", "list",
+    "import",
 ];
 /// Commands that read an MCP config.
 const CONFIGS: &[&str] = &["call", "tools", "servers"];
@@ -230,14 +231,14 @@ pub const VARS: &[Var] = &[
     Var {
         name: "MCPTAPE_REDACT",
         commands: &[
-            "record", "proxy", "call", "tools", "redact", "verify", "servers",
+            "record", "proxy", "call", "tools", "redact", "verify", "servers", "import",
         ],
         meaning: "comma-separated names of variables whose values are redacted from tapes, \
                   reports and listings",
     },
     Var {
         name: "MCPTAPE_NO_REDACT",
-        commands: &["record", "proxy", "call", "tools"],
+        commands: &["record", "proxy", "call", "tools", "import"],
         meaning: "`1`: record without redaction (the tape is marked so); never turns off \
                   `redact`, verify's reports or `servers`",
     },
@@ -295,6 +296,12 @@ pub const VARS: &[Var] = &[
         name: "CLICOLOR",
         commands: &[],
         meaning: "`0`: no colour with --color auto",
+    },
+    Var {
+        name: "CLAUDE_CONFIG_DIR",
+        commands: &["import"],
+        meaning: "Claude Code's config directory: `import claude-code` reads \
+                  $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects)",
     },
     Var {
         name: "TERM",

@@ -91,6 +91,9 @@ impl Import {
             .into_owned();
             writeln!(out, "{line}").map_err(Error::Stdout)?;
             written += 1;
+            if let Some(note) = side_note(t) {
+                crate::term::eprintln_escaped!("mcptape: {name}: {note}");
+            }
         }
         out.flush().map_err(Error::Stdout)?;
         crate::term::eprintln_escaped!(
@@ -129,6 +132,27 @@ fn counts(servers: &[ServerCalls]) -> String {
         if total == 1 { "" } else { "s" },
         per.join(", ")
     )
+}
+
+/// What else a session's reading found: its subagents, the calls refused before they
+/// reached a server.
+fn side_note(t: &Transcript) -> Option<String> {
+    let mut parts = Vec::new();
+    if !t.subagents.is_empty() {
+        let n = t.subagents.len();
+        parts.push(format!(
+            "read with {n} subagent transcript{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if t.refused > 0 {
+        let n = t.refused;
+        parts.push(format!(
+            "{n} refused call{} left out (never sent to a server)",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// A whole session id as a session name may hold it.
