@@ -298,6 +298,12 @@ pub const VARS: &[Var] = &[
         meaning: "`0`: no colour with --color auto",
     },
     Var {
+        name: "CLAUDE_CONFIG_DIR",
+        commands: &["import", "scan"],
+        meaning: "Claude Code's config directory: `import claude-code` and `scan` read \
+                  $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects)",
+    },
+    Var {
         name: "TERM",
         commands: &[],
         meaning: "`dumb` (or unset): no colour with --color auto, and no progress bars",

@@ -92,15 +92,28 @@ pub enum TranscriptAgent {
     Codex,
 }
 
+/// What `import --help` says before its lists.
+const IMPORT_NOTES: &str = "\
+Each session with MCP calls becomes the tape <agent>-<session id prefix> in
+$MCPTAPE_HOME/recordings (a previous one kept as .prev): one connection per
+server, a made-up handshake, each call as tools/call with its answer, every
+entry marked _meta.source. Every transcript is read first: one that does not
+read is an error naming file and line, and nothing is written.
+
+Then `mcptape verify TAPE --server NAME -- SERVER_CMD` plays the agent's real
+calls against a new build of the server, and `mcptape replay TAPE -- CLIENT`
+answers a client from the tape. docs/import.md says what is read and how.";
+
 /// `mcptape import claude-code|codex [PATH]...`
 #[derive(Debug, Args)]
-#[command(after_long_help = crate::reference::for_command("import", ""))]
+#[command(after_long_help = crate::reference::for_command("import", IMPORT_NOTES))]
 pub struct Import {
     /// Whose transcripts these are.
     #[arg(value_enum, value_name = "AGENT")]
     pub agent: TranscriptAgent,
-    /// Transcript files or directories to import. Without one: every session of the
-    /// agent found in its usual place.
+    /// Transcript files or directories to import (a directory is walked for *.jsonl).
+    /// Without one: every session of the agent found in its usual place (Claude Code:
+    /// $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{Import, TranscriptAgent};
 use crate::error::{Error, Result};
+use crate::import::claude::Transcript;
 use crate::import::tape::{self, ServerCalls};
 use crate::import::{ImportedSession, claude, codex, codex_home, find};
 use crate::outcome::Outcome;
@@ -49,6 +50,9 @@ pub(crate) struct ReadSession {
     pub session: ImportedSession,
     /// Warnings, said before its tape is written.
     pub warnings: Vec<String>,
+    /// What else was read or left out (Claude Code's subagents, refused calls), said
+    /// after its tape's line.
+    pub note: Option<String>,
 }
 
 /// The variables that say where agents keep transcripts (`CODEX_HOME`,
@@ -87,9 +91,11 @@ pub(crate) fn read_session(agent: TranscriptAgent, file: &Path) -> Result<ReadSe
     Ok(match agent {
         TranscriptAgent::ClaudeCode => {
             let t = claude::read(file)?;
+            let note = side_note(&t);
             ReadSession {
                 session: t.session,
                 warnings: t.warnings,
+                note,
             }
         }
         TranscriptAgent::Codex => {
@@ -97,6 +103,7 @@ pub(crate) fn read_session(agent: TranscriptAgent, file: &Path) -> Result<ReadSe
             ReadSession {
                 session: r.session,
                 warnings: r.warnings,
+                note: None,
             }
         }
     })
@@ -151,6 +158,9 @@ pub(crate) fn write_tapes(
         .into_owned();
         writeln!(out, "{line}").map_err(Error::Stdout)?;
         written += 1;
+        if let Some(note) = &t.note {
+            crate::term::eprintln_escaped!("mcptape: {name}: {note}");
+        }
     }
     out.flush().map_err(Error::Stdout)?;
     crate::term::eprintln_escaped!(
@@ -188,6 +198,27 @@ fn counts(servers: &[ServerCalls]) -> String {
         if total == 1 { "" } else { "s" },
         per.join(", ")
     )
+}
+
+/// What else a session's reading found: its subagents, the calls refused before they
+/// reached a server.
+fn side_note(t: &Transcript) -> Option<String> {
+    let mut parts = Vec::new();
+    if !t.subagents.is_empty() {
+        let n = t.subagents.len();
+        parts.push(format!(
+            "read with {n} subagent transcript{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if t.refused > 0 {
+        let n = t.refused;
+        parts.push(format!(
+            "{n} refused call{} left out (never sent to a server)",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// A whole session id as a session name may hold it.

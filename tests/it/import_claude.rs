@@ -278,6 +278,11 @@ fn a_vendored_session_with_a_subagent_imports_and_says_what_is_missing() {
         line.starts_with("claude-code-1a84d610  6 calls: my.srv 4, every-thing 2 (1 incomplete)"),
         "{line}"
     );
+    assert!(
+        stderr(&out).contains("claude-code-1a84d610: read with 1 subagent transcript"),
+        "{}",
+        text(&out)
+    );
     let entries = tape_entries(&env.tape("claude-code-1a84d610"));
     let incomplete: Vec<&Value> = entries
         .iter()

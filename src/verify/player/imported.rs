@@ -84,3 +84,63 @@ pub fn without_unknown(recorded: &Entry, recorded_answer: &mut Value, live: &mut
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tape::Tape;
+
+    #[test]
+    fn own_initialize_keeps_the_recorded_id_and_is_mcptapes() {
+        let recorded = Message::new(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code"}}}"#,
+        );
+        let own = own_initialize(&recorded).value();
+        assert_eq!(own["id"], 0);
+        assert_eq!(own["params"]["clientInfo"]["name"], "mcptape");
+        assert_eq!(own["params"]["protocolVersion"], PROTOCOL_VERSION);
+    }
+
+    #[test]
+    fn read_only_tools_and_pages_come_from_the_live_answer() {
+        let answer = Message::new(
+            r#"{"jsonrpc":"2.0","id":"mcptape-verify/tools-list","result":{"tools":[{"name":"a","annotations":{"readOnlyHint":true}},{"name":"b"}],"nextCursor":"p2"}}"#,
+        );
+        let mut out = HashSet::new();
+        assert_eq!(read_only_of(&answer, &mut out), Some(json!("p2")));
+        assert_eq!(out, HashSet::from(["a".to_owned()]));
+        assert_eq!(
+            tools_list(Some(&json!("p2"))).value()["params"]["cursor"],
+            "p2"
+        );
+        assert_eq!(tools_list(None).id(), Some(TOOLS_LIST_ID));
+    }
+
+    #[test]
+    fn only_an_incomplete_answer_loses_its_content() {
+        let line = |source: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[],"isError":true}},"_meta":{{"dir":"recv","server":"s","source":{source}}}}}"#
+            )
+        };
+        let text = [
+            line(r#"{"imported":"claude-code","incomplete":"cut"}"#),
+            line(r#"{"imported":"claude-code"}"#),
+        ]
+        .join("\n");
+        let tape = Tape::parse(std::path::Path::new("t"), text.as_bytes()).expect("tape");
+        let mut recorded = json!({"result": {"content": [1], "isError": true}});
+        let mut live = json!({"result": {"content": [2]}});
+        without_unknown(&tape.entries[0], &mut recorded, &mut live);
+        assert_eq!(
+            (&recorded, &live),
+            (
+                &json!({"result": {"isError": true}}),
+                &json!({"result": {}})
+            )
+        );
+        let mut recorded = json!({"result": {"content": [1]}});
+        without_unknown(&tape.entries[1], &mut recorded, &mut live);
+        assert_eq!(recorded, json!({"result": {"content": [1]}}));
+    }
+}
