@@ -102,7 +102,18 @@ read is an error naming file and line, and nothing is written.
 
 Then `mcptape verify TAPE --server NAME -- SERVER_CMD` plays the agent's real
 calls against a new build of the server, and `mcptape replay TAPE -- CLIENT`
-answers a client from the tape. docs/import.md says what is read and how.";
+answers a client from the tape. docs/import.md says what is read and how.
+
+Codex: the calls are its rollouts' mcp_tool_call_end events (server and tool from
+their invocation); an Err result, Codex's own failure to get an answer, becomes
+the JSON-RPC error -32603 with Codex's text.";
+
+/// What `scan --help` says before its lists.
+const SCAN_NOTES: &str = "\
+A call counts as read-only when a tape in $MCPTAPE_HOME/recordings recorded a
+tools/list of its server that marks the tool readOnlyHint: true; a tool no tape
+lists is unknown. A transcript that cannot be read is named on stderr, the rest
+listed, and scan exits 2 (with --import, nothing is written then).";
 
 /// `mcptape import claude-code|codex [PATH]...`
 #[derive(Debug, Args)]
@@ -111,16 +122,17 @@ pub struct Import {
     /// Whose transcripts these are.
     #[arg(value_enum, value_name = "AGENT")]
     pub agent: TranscriptAgent,
-    /// Transcript files or directories to import (a directory is walked for *.jsonl).
-    /// Without one: every session of the agent found in its usual place (Claude Code:
-    /// $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects).
+    /// Transcript files or directories to import (a directory is walked for *.jsonl;
+    /// for Codex, rollout-*.jsonl). Without one: every session of the agent found in its
+    /// usual place (Claude Code: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects;
+    /// Codex: $CODEX_HOME/sessions, else ~/.codex/sessions).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
-/// `mcptape scan [--agent A]... [--import]`
+/// `mcptape scan [--agent A]... [--import] [--json]`
 #[derive(Debug, Args)]
-#[command(after_long_help = crate::reference::for_command("scan", ""))]
+#[command(after_long_help = crate::reference::for_command("scan", SCAN_NOTES))]
 pub struct Scan {
     /// Only this agent's sessions (repeatable). Without it: every agent's.
     #[arg(long = "agent", value_name = "AGENT", value_enum)]
