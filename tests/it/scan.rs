@@ -200,3 +200,23 @@ fn scan_lists_claude_code_and_codex_sessions_with_read_only_counts_per_server() 
     );
     assert!(!table.contains("codex "), "{table}");
 }
+
+#[test]
+fn what_scan_prints_from_a_transcript_is_escaped() {
+    let env = Env::new();
+    let day = crate::import_codex::codex_home(&env).join("sessions/2025/11/20");
+    std::fs::create_dir_all(&day).expect("mkdir");
+    std::fs::write(
+        day.join("rollout-2025-11-20T12-00-00-x.jsonl"),
+        "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\\u001b]0;pwned\\u0007\",\"cwd\":\"/w\\u001b[2J\"}}\n{\"type\":\"event_msg\",\"payload\":{\"type\":\"mcp_tool_call_end\",\"call_id\":\"c\",\"invocation\":{\"server\":\"ev\\u001b[31mil\",\"tool\":\"t\"},\"result\":{\"Ok\":{\"content\":[]}}}}\n",
+    )
+    .expect("write");
+    let out = run(agent_cmd(&env, &["scan", "--agent", "codex"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = stdout(&out);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("codex  s"), "{shown}");
+}
