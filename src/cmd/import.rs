@@ -32,15 +32,17 @@ impl Import {
         };
         let env = |name: &str| std::env::var(name).ok();
         let paths = if self.paths.is_empty() {
-            let dir = find::claude_projects(&env)?;
-            if !dir.is_dir() {
+            let places = find::claude_projects(&env)?;
+            let dirs: Vec<PathBuf> = places.iter().filter(|d| d.is_dir()).cloned().collect();
+            if dirs.is_empty() {
+                let first = places.first().map(|d| d.display().to_string());
                 crate::term::eprintln_escaped!(
                     "mcptape: no Claude Code sessions: `{}` does not exist",
-                    dir.display()
+                    first.unwrap_or_default()
                 );
                 return Ok(Outcome::Ok);
             }
-            vec![dir]
+            dirs
         } else {
             self.paths.clone()
         };
@@ -50,6 +52,7 @@ impl Import {
             .iter()
             .map(|f| claude::read(f))
             .collect::<std::result::Result<Vec<Transcript>, ImportError>>()?;
+        let transcripts = claude::merge(transcripts);
         let (redactor, warnings) = Redactor::for_recording(&env);
         for w in warnings {
             crate::term::eprintln_escaped!("mcptape: {w}");
