@@ -9,7 +9,7 @@
 //! are said on stderr and write nothing.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::{Import, TranscriptAgent};
 use crate::error::{Error, Result};
@@ -26,10 +26,7 @@ impl Import {
             return Ok(Outcome::Ok);
         };
         // Everything is read first: a transcript that does not read changes nothing.
-        let read = files
-            .iter()
-            .map(|f| read_session(self.agent, f))
-            .collect::<Result<Vec<ReadSession>>>()?;
+        let read = read_sessions(self.agent, &files, Err)?;
         write_tapes(self.agent, &read, &mut std::io::stdout().lock())?;
         Ok(Outcome::Ok)
     }
@@ -62,51 +59,80 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The transcript files of `agent`: under `paths`, or where the agent keeps them. `None`
-/// (said on stderr) when that place does not exist.
+/// (said on stderr) when no such place exists.
 pub(crate) fn transcript_files(
     agent: TranscriptAgent,
     paths: &[PathBuf],
 ) -> Result<Option<Vec<PathBuf>>> {
-    let (dir, name) = match (agent, paths.is_empty()) {
-        (TranscriptAgent::ClaudeCode, false) => return Ok(Some(find::transcripts(paths)?)),
-        (TranscriptAgent::Codex, false) => return Ok(Some(codex_home::rollouts_in(paths)?)),
-        (TranscriptAgent::ClaudeCode, true) => (find::claude_projects(&env)?, "Claude Code"),
-        (TranscriptAgent::Codex, true) => (codex_home::codex_home(&env)?.join("sessions"), "Codex"),
+    if !paths.is_empty() {
+        return Ok(Some(match agent {
+            TranscriptAgent::ClaudeCode => find::transcripts(paths)?,
+            TranscriptAgent::Codex => codex_home::rollouts_in(paths)?,
+        }));
+    }
+    let (places, name) = match agent {
+        TranscriptAgent::ClaudeCode => (find::claude_projects(&env)?, "Claude Code"),
+        TranscriptAgent::Codex => (
+            vec![codex_home::codex_home(&env)?.join("sessions")],
+            "Codex",
+        ),
     };
-    if !dir.is_dir() {
+    let dirs: Vec<PathBuf> = places.iter().filter(|d| d.is_dir()).cloned().collect();
+    if dirs.is_empty() {
+        let first = places.first().map(|d| d.display().to_string());
         crate::term::eprintln_escaped!(
             "mcptape: no {name} sessions: `{}` does not exist",
-            dir.display()
+            first.unwrap_or_default()
         );
         return Ok(None);
     }
     Ok(Some(match agent {
-        TranscriptAgent::ClaudeCode => find::transcripts(&[dir])?,
-        TranscriptAgent::Codex => codex_home::rollouts_under(&dir)?,
+        TranscriptAgent::ClaudeCode => find::transcripts(&dirs)?,
+        TranscriptAgent::Codex => codex_home::rollouts_in(&dirs)?,
     }))
 }
 
-/// Reads one transcript file of `agent`.
-pub(crate) fn read_session(agent: TranscriptAgent, file: &Path) -> Result<ReadSession> {
-    Ok(match agent {
-        TranscriptAgent::ClaudeCode => {
-            let t = claude::read(file)?;
-            let note = side_note(&t);
-            ReadSession {
-                session: t.session,
-                warnings: t.warnings,
-                note,
-            }
-        }
+/// Reads the transcript `files` of `agent` into sessions (Claude Code's older subagent
+/// files joined to their session). A file that does not read goes to `failed`: `Err`
+/// stops there (import), a function that says it and returns `Ok` goes on (scan).
+pub(crate) fn read_sessions(
+    agent: TranscriptAgent,
+    files: &[PathBuf],
+    mut failed: impl FnMut(Error) -> Result<()>,
+) -> Result<Vec<ReadSession>> {
+    let mut out = Vec::new();
+    match agent {
         TranscriptAgent::Codex => {
-            let r = codex::read(file)?;
-            ReadSession {
-                session: r.session,
-                warnings: r.warnings,
-                note: None,
+            for file in files {
+                match codex::read(file) {
+                    Ok(r) => out.push(ReadSession {
+                        session: r.session,
+                        warnings: r.warnings,
+                        note: None,
+                    }),
+                    Err(e) => failed(e.into())?,
+                }
             }
         }
-    })
+        TranscriptAgent::ClaudeCode => {
+            let mut transcripts = Vec::new();
+            for file in files {
+                match claude::read(file) {
+                    Ok(t) => transcripts.push(t),
+                    Err(e) => failed(e.into())?,
+                }
+            }
+            for t in claude::merge(transcripts) {
+                let note = side_note(&t);
+                out.push(ReadSession {
+                    session: t.session,
+                    warnings: t.warnings,
+                    note,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Writes the tape of each session that made MCP calls (redacted as a recording), one

@@ -18,7 +18,7 @@ use crate::outcome::Outcome;
 use crate::table::{Align, Table};
 use crate::tape::store;
 
-use super::import::{ReadSession, agent_name, read_session, transcript_files, write_tapes};
+use super::import::{ReadSession, agent_name, read_sessions, transcript_files, write_tapes};
 
 impl Scan {
     /// Lists the sessions found (and imports them with `--import`).
@@ -42,20 +42,16 @@ impl Scan {
         let mut found: Vec<(TranscriptAgent, Vec<ReadSession>)> = Vec::new();
         let mut bad = 0usize;
         for agent in agents {
-            let mut sessions = Vec::new();
-            for file in transcript_files(agent, &[])?.unwrap_or_default() {
-                match read_session(agent, &file) {
-                    Ok(mut read) => {
-                        // Said once, here; not again if the session is imported.
-                        for w in std::mem::take(&mut read.warnings) {
-                            crate::term::eprintln_escaped!("mcptape: warning: {w}");
-                        }
-                        sessions.push(read);
-                    }
-                    Err(e) => {
-                        bad += 1;
-                        crate::outcome::print(&e);
-                    }
+            let files = transcript_files(agent, &[])?.unwrap_or_default();
+            let mut sessions = read_sessions(agent, &files, |e| {
+                bad += 1;
+                crate::outcome::print(&e);
+                Ok(())
+            })?;
+            // Said once, here; not again if the session is imported.
+            for read in &mut sessions {
+                for w in std::mem::take(&mut read.warnings) {
+                    crate::term::eprintln_escaped!("mcptape: warning: {w}");
                 }
             }
             sessions.sort_by(|a, b| a.session.started.cmp(&b.session.started));

@@ -67,6 +67,39 @@ pub fn read(path: &Path) -> Result<Transcript, ImportError> {
     Ok(reader.finish(path, subagents))
 }
 
+/// Joins the transcripts of one session: older Claude Code versions wrote a subagent's
+/// lines to `agent-<id>.jsonl` beside the session's file, with the session's id. Each
+/// session's calls are then in one time order; the first file (a non-`agent-` one when
+/// there is one) names it.
+pub fn merge(transcripts: Vec<Transcript>) -> Vec<Transcript> {
+    let mut out: Vec<Transcript> = Vec::new();
+    let is_agent = |t: &Transcript| {
+        t.session
+            .source
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+    };
+    let (mains, agents): (Vec<Transcript>, Vec<Transcript>) =
+        transcripts.into_iter().partition(|t| !is_agent(t));
+    for t in mains.into_iter().chain(agents) {
+        match out.iter_mut().find(|o| o.session.id == t.session.id) {
+            Some(o) => {
+                o.session.calls.extend(t.session.calls);
+                o.session
+                    .calls
+                    .sort_by_key(|c| timestamp(c.called_at.as_deref()));
+                o.session.skipped_tools += t.session.skipped_tools;
+                o.warnings.extend(t.warnings);
+                o.refused += t.refused;
+                o.subagents.push(t.session.source);
+                o.subagents.extend(t.subagents);
+            }
+            None => out.push(t),
+        }
+    }
+    out
+}
+
 /// The subagent transcripts of a session (`agent-*.jsonl`), by name.
 fn subagent_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

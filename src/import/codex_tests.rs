@@ -225,14 +225,21 @@ fn mcp_named_function_calls_without_events_are_said_not_guessed() {
 #[test]
 fn a_line_longer_than_the_limit_is_an_error_naming_it_and_so_is_a_file_not_regular() {
     let mut text = format!("{META}\n").into_bytes();
-    text.extend(std::iter::repeat_n(b' ', crate::import::file::MAX_LINE_BYTES + 1));
+    text.extend(std::iter::repeat_n(
+        b' ',
+        crate::import::file::MAX_LINE_BYTES + 1,
+    ));
     text.push(b'\n');
     let err = parse(Path::new("r.jsonl"), &text).expect_err("too long");
     assert!(
-        err.to_string().contains("transcript `r.jsonl` line 2 is longer than 67108864 bytes"),
+        err.to_string()
+            .contains("transcript `r.jsonl` line 2 is longer than 67108864 bytes"),
         "{err}"
     );
     let dir = tempfile::tempdir().expect("tempdir");
     let err = read(dir.path()).expect_err("a directory is no rollout");
-    assert!(err.to_string().contains("is not a transcript file"), "{err}");
+    assert!(
+        err.to_string().contains("is not a transcript file"),
+        "{err}"
+    );
 }

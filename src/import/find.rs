@@ -16,11 +16,13 @@ pub const MAX_DEPTH: usize = 4;
 /// Directories beside a session that are not sessions of their own.
 const NOT_SESSIONS: &[&str] = &["subagents", "tool-results"];
 
-/// Claude Code's transcripts directory: `$CLAUDE_CONFIG_DIR/projects`, else
-/// `~/.claude/projects`.
-pub fn claude_projects(get: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, ImportError> {
+/// Claude Code's transcripts directories: `$CLAUDE_CONFIG_DIR/projects` when it is set;
+/// else `~/.claude/projects` and, where older versions kept them,
+/// `$XDG_CONFIG_HOME/claude/projects` (`~/.config/claude/projects`) — those that exist,
+/// or the first when none does.
+pub fn claude_projects(get: &dyn Fn(&str) -> Option<String>) -> Result<Vec<PathBuf>, ImportError> {
     if let Some(dir) = get("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir).join("projects"));
+        return Ok(vec![PathBuf::from(dir).join("projects")]);
     }
     let home = get("HOME")
         .filter(|h| !h.is_empty())
@@ -30,7 +32,19 @@ pub fn claude_projects(get: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, 
             agent: "Claude Code",
             why: "neither CLAUDE_CONFIG_DIR nor HOME is set".into(),
         })?;
-    Ok(home.join(".claude").join("projects"))
+    let config = get("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".config"), PathBuf::from);
+    let all = [
+        home.join(".claude").join("projects"),
+        config.join("claude").join("projects"),
+    ];
+    let found: Vec<PathBuf> = all.iter().filter(|d| d.is_dir()).cloned().collect();
+    Ok(if found.is_empty() {
+        all[..1].to_vec()
+    } else {
+        found
+    })
 }
 
 /// The transcript files `paths` name: each file as it is (whatever its name), each
@@ -112,12 +126,20 @@ mod tests {
         };
         assert_eq!(
             claude_projects(&get).expect("dir"),
-            Path::new("/c/projects")
+            [Path::new("/c/projects")]
         );
-        let get = |k: &str| (k == "HOME").then(|| "/h".to_owned());
+        let get = |k: &str| (k == "HOME").then(|| "/nonexistent-h".to_owned());
         assert_eq!(
             claude_projects(&get).expect("dir"),
-            Path::new("/h/.claude/projects")
+            [Path::new("/nonexistent-h/.claude/projects")]
+        );
+        let home = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(home.path().join(".config/claude/projects")).expect("mkdir");
+        let h = home.path().to_string_lossy().into_owned();
+        let get = move |k: &str| (k == "HOME").then(|| h.clone());
+        assert_eq!(
+            claude_projects(&get).expect("dir"),
+            [home.path().join(".config/claude/projects")]
         );
     }
 }

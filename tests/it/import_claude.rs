@@ -349,3 +349,24 @@ fn a_bad_transcript_is_an_error_naming_file_and_line_and_writes_nothing() {
         "nothing written"
     );
 }
+
+#[test]
+fn text_from_a_transcript_reaches_the_terminal_escaped() {
+    let env = Env::new();
+    let path = env.path("s.jsonl");
+    let call = json!({"type": "assistant", "sessionId": "\u{1b}]0;x\u{7}", "message": {"content": [
+        {"type": "tool_use", "id": "t1", "name": "mcp__ev\u{1b}[31mil\u{202e}__echo", "input": {}}
+    ]}});
+    std::fs::write(&path, format!("{call}\n")).expect("write");
+    let out = mcptape(&env, &["import", "claude-code", path_str(&path)]);
+    assert!(out.status.success(), "{}", text(&out));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        !all.contains('\u{1b}') && !all.contains('\u{202e}') && !all.contains('\u{7}'),
+        "{all:?}"
+    );
+    assert!(
+        stdout(&out).contains("1 call: ev\\x1b[31mil\\u{202e} 1 (1 unanswered)"),
+        "{all:?}"
+    );
+}

@@ -200,3 +200,39 @@ fn names_split_at_the_first_double_underscore() {
     assert_eq!(split_name("mcp__a"), None);
     assert_eq!(mangle("my.srv"), "my_srv");
 }
+
+#[test]
+fn an_older_layouts_subagent_file_joins_its_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let main = dir.path().join("s1.jsonl");
+    let agent = dir.path().join("agent-x.jsonl");
+    std::fs::write(&main, format!("{CALL}\n")).expect("write");
+    let later = CALL
+        .replace("\"t1\"", "\"t2\"")
+        .replace("10:00:00Z", "10:00:05Z")
+        .replace("mcp__a__echo", "mcp__b__echo");
+    let earlier = CALL
+        .replace("\"t1\"", "\"t0\"")
+        .replace("10:00:00Z", "09:59:00Z");
+    std::fs::write(&agent, format!("{later}\n{earlier}\n")).expect("write");
+    let read_all = vec![read(&agent).expect("agent"), read(&main).expect("main")];
+    let merged = merge(read_all);
+    assert_eq!(merged.len(), 1);
+    let t = &merged[0];
+    assert_eq!(t.session.source, main);
+    assert_eq!(t.subagents, [agent]);
+    let order: Vec<&str> = t
+        .session
+        .calls
+        .iter()
+        .map(|c| c.called_at.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "2026-12-01T09:59:00Z",
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T10:00:05Z"
+        ]
+    );
+}
