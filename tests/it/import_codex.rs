@@ -274,3 +274,32 @@ fn a_control_character_in_a_rollout_is_escaped_in_what_import_prints() {
     assert!(!stdout(&out).contains('\u{1b}'), "{}", text(&out));
     assert!(stdout(&out).contains("1 call: ev"), "{}", text(&out));
 }
+
+#[test]
+fn without_codex_home_the_rollouts_are_read_from_dot_codex_in_home() {
+    let env = Env::new();
+    let day = env.path("home/.codex/sessions/2025/11/22");
+    std::fs::create_dir_all(&day).expect("mkdir");
+    std::fs::copy(fixture(GREET), day.join(GREET)).expect("copy");
+    let mut cmd = env.mcptape(["import", "codex"]);
+    cmd.env_remove("CODEX_HOME");
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stdout(&out).starts_with("codex-0199a1d5  1 call: example 1  "),
+        "{}",
+        text(&out)
+    );
+    // And with neither a CODEX_HOME nor sessions there: said, nothing written.
+    let empty = Env::new();
+    let mut cmd = empty.mcptape(["import", "codex"]);
+    cmd.env_remove("CODEX_HOME");
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("mcptape: no Codex sessions: `"),
+        "{}",
+        text(&out)
+    );
+    assert!(stdout(&out).is_empty(), "{}", text(&out));
+}
