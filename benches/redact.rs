@@ -131,6 +131,7 @@ fn main() {
         conn: Some("c-1".into()),
         batch: None,
         stream: None,
+        source: None,
     };
     let mut best = Duration::MAX;
     for _ in 0..5 {

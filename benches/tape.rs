@@ -86,6 +86,7 @@ fn generate(path: &Path, shape: &Shape) -> (u64, u64) {
             conn: Some(format!("{c:08x}-1")),
             batch: None,
             stream: None,
+            source: None,
         };
         let mut put = |text: &str, dir| {
             let line = format::encode(text.as_bytes(), &meta(dir));

@@ -62,6 +62,9 @@ pub enum Error {
     /// An agent's config file (`install`, `uninstall`).
     #[error(transparent)]
     Agent(#[from] crate::agents::AgentError),
+    /// An agent transcript that cannot be imported.
+    #[error(transparent)]
+    Import(#[from] crate::import::ImportError),
 }
 
 /// What can go wrong talking to a server.

@@ -59,7 +59,6 @@ mod error;
 mod framing;
 mod github;
 mod ids;
-#[allow(dead_code)] // until import uses it (issue 15)
 mod import;
 mod layer;
 mod matcher;
@@ -127,4 +126,12 @@ pub mod config_documents {
     pub use crate::agents::json::JsonDocument;
     pub use crate::agents::toml::TomlDocument;
     pub use crate::agents::yaml::YamlDocument;
+}
+
+/// The agents' transcript readers behind `import` and `scan`, for the fuzz targets.
+pub mod transcripts {
+    pub use crate::import::claude::{Transcript as ClaudeTranscript, read as read_claude};
+    pub use crate::import::codex::Rollout;
+    pub use crate::import::codex::parse as parse_codex;
+    pub use crate::import::{Answer, ImportError, ImportedCall, ImportedSession};
 }

@@ -18,6 +18,7 @@ const STARTERS: &[&str] = &["record", "replay", "proxy", "call", "tools"];
 /// Commands that read named tapes (or, `servers`, a config in the mcptape home).
 const HOMES: &[&str] = &[
     "record", "replay", "verify", "proxy", "call", "tools", "servers", "redact", "show", "list",
+    "import", "scan",
 ];
 /// Commands that read an MCP config.
 const CONFIGS: &[&str] = &["call", "tools", "servers"];
@@ -230,14 +231,14 @@ pub const VARS: &[Var] = &[
     Var {
         name: "MCPTAPE_REDACT",
         commands: &[
-            "record", "proxy", "call", "tools", "redact", "verify", "servers",
+            "record", "proxy", "call", "tools", "redact", "verify", "servers", "import", "scan",
         ],
         meaning: "comma-separated names of variables whose values are redacted from tapes, \
                   reports and listings",
     },
     Var {
         name: "MCPTAPE_NO_REDACT",
-        commands: &["record", "proxy", "call", "tools"],
+        commands: &["record", "proxy", "call", "tools", "import", "scan"],
         meaning: "`1`: record without redaction (the tape is marked so); never turns off \
                   `redact`, verify's reports or `servers`",
     },
@@ -303,9 +304,21 @@ pub const VARS: &[Var] = &[
         meaning: "`0`: no colour with --color auto",
     },
     Var {
+        name: "CLAUDE_CONFIG_DIR",
+        commands: &["import", "scan"],
+        meaning: "Claude Code's config directory: `import claude-code` and `scan` read \
+                  $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects)",
+    },
+    Var {
         name: "TERM",
         commands: &[],
         meaning: "`dumb` (or unset): no colour with --color auto, and no progress bars",
+    },
+    Var {
+        name: "CODEX_HOME",
+        commands: &["import", "scan"],
+        meaning: "where Codex CLI keeps its rollouts: $CODEX_HOME/sessions (default \
+                  ~/.codex)",
     },
 ];
 

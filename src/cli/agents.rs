@@ -93,22 +93,47 @@ pub enum TranscriptAgent {
     Codex,
 }
 
+/// What `import --help` says before its lists.
+const IMPORT_NOTES: &str = "\
+Each session with MCP calls becomes the tape <agent>-<session id prefix> in
+$MCPTAPE_HOME/recordings (a previous one kept as .prev): one connection per
+server, a made-up handshake, each call as tools/call with its answer, every
+entry marked _meta.source. Every transcript is read first: one that does not
+read is an error naming file and line, and nothing is written.
+
+Then `mcptape verify TAPE --server NAME -- SERVER_CMD` plays the agent's real
+calls against a new build of the server, and `mcptape replay TAPE -- CLIENT`
+answers a client from the tape. docs/import.md says what is read and how.
+
+Codex: the calls are its rollouts' mcp_tool_call_end events (server and tool from
+their invocation); an Err result, Codex's own failure to get an answer, becomes
+the JSON-RPC error -32603 with Codex's text.";
+
+/// What `scan --help` says before its lists.
+const SCAN_NOTES: &str = "\
+A call counts as read-only when a tape in $MCPTAPE_HOME/recordings recorded a
+tools/list of its server that marks the tool readOnlyHint: true; a tool no tape
+lists is unknown. A transcript that cannot be read is named on stderr, the rest
+listed, and scan exits 2 (with --import, nothing is written then).";
+
 /// `mcptape import claude-code|codex [PATH]...`
 #[derive(Debug, Args)]
-#[command(after_long_help = crate::reference::for_command("import", ""))]
+#[command(after_long_help = crate::reference::for_command("import", IMPORT_NOTES))]
 pub struct Import {
     /// Whose transcripts these are.
     #[arg(value_enum, value_name = "AGENT")]
     pub agent: TranscriptAgent,
-    /// Transcript files or directories to import. Without one: every session of the
-    /// agent found in its usual place.
+    /// Transcript files or directories to import (a directory is walked for *.jsonl;
+    /// for Codex, rollout-*.jsonl). Without one: every session of the agent found in its
+    /// usual place (Claude Code: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects;
+    /// Codex: $CODEX_HOME/sessions, else ~/.codex/sessions).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
-/// `mcptape scan [--agent A]... [--import]`
+/// `mcptape scan [--agent A]... [--import] [--json]`
 #[derive(Debug, Args)]
-#[command(after_long_help = crate::reference::for_command("scan", ""))]
+#[command(after_long_help = crate::reference::for_command("scan", SCAN_NOTES))]
 pub struct Scan {
     /// Only this agent's sessions (repeatable). Without it: every agent's.
     #[arg(long = "agent", value_name = "AGENT", value_enum)]
@@ -116,4 +141,8 @@ pub struct Scan {
     /// Also import every session found that made MCP calls (as `mcptape import` does).
     #[arg(long)]
     pub import: bool,
+    /// One JSON array of sessions (agent, session, file, started, cwd, mcp_calls, servers
+    /// with calls, read_only and unknown, other_tools, tape) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }

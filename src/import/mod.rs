@@ -9,6 +9,18 @@
 
 use serde_json::Value;
 
+pub mod claude;
+pub mod codex;
+pub mod codex_home;
+mod error;
+pub mod file;
+pub mod find;
+pub mod hints;
+pub mod summary;
+pub mod tape;
+
+pub use error::ImportError;
+
 /// One past session of an agent, as its transcript tells it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedSession {
@@ -16,6 +28,8 @@ pub struct ImportedSession {
     pub id: String,
     /// The file it was read from (and, for Claude Code, its subagents' files beside it).
     pub source: std::path::PathBuf,
+    /// When the session began (RFC 3339, as the transcript says), if it says.
+    pub started: Option<String>,
     /// The working directory the agent ran in, where the transcript says.
     pub cwd: Option<String>,
     /// The MCP tool calls, in transcript order.

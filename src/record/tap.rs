@@ -307,6 +307,7 @@ impl Entries {
             conn: Some(self.conn.clone()),
             batch,
             stream: None,
+            source: None,
         }
     }
 

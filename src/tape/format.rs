@@ -70,6 +70,8 @@ pub struct Meta {
     /// The HTTP stream a server message came on, when not its request's own
     /// ([`crate::tape::stream`]).
     pub stream: Option<crate::tape::stream::Stream>,
+    /// Where an imported entry came from ([`crate::tape::source`]); `None` when recorded.
+    pub source: Option<crate::tape::source::Source>,
 }
 
 impl Meta {
@@ -94,6 +96,10 @@ impl Meta {
             out.extend_from_slice(b",\"stream\":\"");
             out.extend_from_slice(stream.as_str().as_bytes());
             out.push(b'"');
+        }
+        if let Some(source) = &self.source {
+            out.extend_from_slice(b",\"source\":");
+            out.extend_from_slice(source.to_json().to_string().as_bytes());
         }
         out.push(b'}');
     }
@@ -341,6 +347,9 @@ struct MetaFields {
     /// Any JSON: a value this version does not know reads as absent.
     #[serde(default)]
     stream: Option<Value>,
+    /// Any JSON: a shape this version does not know reads as absent.
+    #[serde(default)]
+    source: Option<Value>,
 }
 
 /// Reads one tape line: the message without `_meta`, and the `_meta`.
@@ -422,6 +431,10 @@ pub fn decode_cut(line: &str) -> Result<(Meta, Cut), String> {
                 .as_ref()
                 .and_then(Value::as_str)
                 .and_then(crate::tape::stream::Stream::parse),
+            source: fields
+                .source
+                .as_ref()
+                .and_then(crate::tape::source::Source::from_json),
         },
         cut,
     ))
@@ -447,6 +460,7 @@ mod tests {
             conn: Some("7f3a-1".into()),
             batch: None,
             stream: None,
+            source: None,
         }
     }
 

@@ -15,6 +15,7 @@
 //! - [`served`]: the connections of one server, held compactly (a replaying proxy).
 //! - [`kind`]: opening a file without blocking (`O_NONBLOCK`), and what kind it is.
 //! - [`stream`]: which HTTP stream a server message came on (`_meta.stream`).
+//! - [`source`]: where an imported entry came from (`_meta.source`).
 //!
 //! Invariant: the message part of every line is byte-for-byte what crossed the wire. The
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
@@ -31,6 +32,7 @@ pub mod near;
 pub mod reader;
 pub mod safety;
 pub mod served;
+pub mod source;
 pub mod store;
 pub mod stream;
 #[cfg(test)]

@@ -54,6 +54,7 @@ mod tests {
             conn: None,
             batch: None,
             stream: Some(Stream::Get),
+            source: None,
         };
         let line = encode(br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#, &meta);
         let text = String::from_utf8(line).expect("utf-8");

@@ -25,7 +25,9 @@
 //! Rewrites going out, nothing else: a response gets the live request's `id`; a progress
 //! notification gets the live request's `progressToken`; an `initialize` result gets the
 //! protocol version the client asked for when this server answered that version
-//! somewhere in the tape. The client's own `ping` is answered at once and recorded client
+//! somewhere in the tape (for an imported connection's synthesized answer, when it is
+//! a version mcptape knows; that handshake's `initialize` matches any `initialize`, also
+//! with `--strict-initialize`: [`crate::tape::source`]). The client's own `ping` is answered at once and recorded client
 //! pings are not required. A recorded `server/discover` probe (2026-07-28 clients) is
 //! optional; a live probe against a tape without one gets the server's recorded answer to
 //! a probe elsewhere in the tape, or method-not-found, so the client falls back to
@@ -442,10 +444,14 @@ impl Replay {
         {
             let path = ["result", "protocolVersion"];
             let is_init = message::raw_member(&text, &["result", "serverInfo"]).is_some();
-            if is_init
-                && self.versions.contains(asked)
-                && message::raw_member(&text, &path).is_some()
-            {
+            // A made-up answer speaks any version mcptape knows; a recorded one those
+            // the server spoke.
+            let spoken = if self.steps[i].synthesized {
+                crate::tape::source::is_known_version(asked)
+            } else {
+                self.versions.contains(asked)
+            };
+            if is_init && spoken && message::raw_member(&text, &path).is_some() {
                 text = message::replace_member(&text, &path, asked).unwrap_or(text);
             }
         }
@@ -473,6 +479,15 @@ impl Replay {
         live_norm: &std::sync::OnceLock<serde_json::Value>,
     ) -> bool {
         let step = &self.steps[i];
+        // A made-up handshake holds nothing to compare: any `initialize` is it, strict
+        // or not.
+        if step.synthesized
+            && step.message.kind() == live.kind()
+            && step.message.method() == Some("initialize")
+            && live.method() == Some("initialize")
+        {
+            return true;
+        }
         let m = &self.opts.matcher;
         m.decides(&step.message, live).unwrap_or_else(|| {
             let recorded = step.normalized.get_or_init(|| m.normalize(&step.message));
@@ -497,6 +512,8 @@ impl Replay {
     }
 }
 
+#[cfg(test)]
+mod imported_tests;
 #[cfg(test)]
 mod tests;
 

@@ -124,6 +124,8 @@ pub(super) async fn play<L: Link>(
         cancelled: HashSet::new(),
         played_cancels: HashSet::new(),
         refused: refused::by_request(tape, conn),
+        learned: HashSet::new(),
+        imported: false,
     };
     for (i, entry) in entries.iter().enumerate() {
         // Only the client's side is played; the server's side is what is compared.
@@ -139,6 +141,9 @@ pub(super) async fn play<L: Link>(
             Kind::Notification if player.gone.is_none() => {
                 // A notification the server cannot take shows as its end, in `next`.
                 let _ = player.link.send(entry.message.clone()).await;
+                if imported::is_made_up_initialized(entry) {
+                    player.learn_tools(entry.line).await;
+                }
             }
             // The client's answers to server requests are given when the server asks.
             _ => {}
@@ -164,6 +169,11 @@ struct Player<'a, L> {
     /// The status each request was refused with, where the tape holds a refusal
     /// (`$http/status`) for it, by the request's tape line.
     refused: std::collections::HashMap<usize, u16>,
+    /// For an imported connection: the tools the live server's `tools/list` marks
+    /// read-only ([`imported`]).
+    learned: HashSet<String>,
+    /// True once this connection's handshake is known to be made up.
+    imported: bool,
 }
 
 impl<L: Link> Player<'_, L> {
@@ -192,7 +202,14 @@ impl<L: Link> Player<'_, L> {
             self.done(played, msg, recorded_msg, None);
             return;
         }
-        if self.link.send(self.opts.chains.to_send(msg)).await.is_err() {
+        // An imported connection's handshake was made up: mcptape plays its own.
+        let sent = if imported::is_made_up_initialize(entry) {
+            self.imported = true;
+            imported::own_initialize(msg)
+        } else {
+            self.opts.chains.to_send(msg)
+        };
+        if self.link.send(sent).await.is_err() {
             self.gone = Some(format!(
                 "not played: the server stopped reading before tape line {}",
                 entry.line
@@ -264,10 +281,14 @@ impl<L: Link> Player<'_, L> {
 
     /// Why a call of `tool` is not played: it may write, and `--allow-writes` is off.
     fn skip(&self, tool: &str) -> Option<String> {
-        if self.opts.allow_writes || self.read_only.contains(tool) {
+        if self.opts.allow_writes || self.read_only.contains(tool) || self.learned.contains(tool) {
             return None;
         }
-        Some(if self.read_only.is_empty() {
+        Some(if self.imported {
+            format!(
+                "tool `{tool}` may write: the live server's tools/list does not mark it readOnlyHint: true (an imported tape holds no tools/list); --allow-writes plays it"
+            )
+        } else if self.read_only.is_empty() {
             format!(
                 "tool `{tool}` may write: the tape holds no tools/list of this server marking any tool readOnlyHint: true; --allow-writes plays it"
             )
@@ -351,6 +372,36 @@ impl<L: Link> Player<'_, L> {
         let _ = self.link.send(Message::new(reply)).await;
     }
 
+    /// Asks the live server for its tools (after an imported connection's handshake,
+    /// tape line `line`): those marked read-only may be played.
+    async fn learn_tools(&mut self, line: usize) {
+        let mut cursor = None;
+        for _ in 0..imported::MAX_PAGES {
+            if self
+                .link
+                .send(imported::tools_list(cursor.as_ref()))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let asked = tokio::time::timeout(
+                self.opts.timeout,
+                self.answer(line, imported::TOOLS_LIST_ID),
+            );
+            let Ok(Some(answer)) = asked.await else {
+                self.run.problems.push(format!(
+                    "the server did not answer verify's tools/list after the handshake of tape line {line}: every tool call counts as one that may write"
+                ));
+                return;
+            };
+            cursor = imported::read_only_of(&answer, &mut self.learned);
+            if cursor.is_none() {
+                return;
+            }
+        }
+    }
+
     /// The handshake's answer: an error ends the play of this connection.
     fn initialized(&mut self, live: &Message) {
         if is_error(&live.value()) {
@@ -381,10 +432,12 @@ impl<L: Link> Player<'_, L> {
             return;
         };
         let match_meta = self.opts.match_meta;
+        let recorded_entry = recorded;
         let recorded_msg = &recorded.message;
         let mut recorded = matcher::without_result_meta(comparable(recorded_msg), match_meta);
         let mut live = matcher::without_result_meta(comparable(live), match_meta);
         mrtr::without_state(recorded_msg, &mut recorded, &mut live);
+        imported::without_unknown(recorded_entry, &mut recorded, &mut live);
         let (class, diffs) = compare(&recorded, &live, &self.opts.ignore, used);
         played.class = class;
         played.differences = diffs;
@@ -447,6 +500,7 @@ pub mod mrtr;
 
 mod cancel;
 mod gone;
+mod imported;
 mod refused;
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// The Claude Code binary that tests/peers/install placed.
-fn claude() -> PathBuf {
+pub(crate) fn claude() -> PathBuf {
     let bin = PathBuf::from(peer(
         "node_modules/@anthropic-ai/claude-code/bin/claude.exe",
     ));
@@ -29,15 +29,15 @@ fn claude() -> PathBuf {
 }
 
 /// The stand-in Messages API, listening on a port-0 socket of its own.
-struct MessagesApi {
+pub(crate) struct MessagesApi {
     proc: Proc,
-    url: String,
+    pub(crate) url: String,
     log: PathBuf,
 }
 
 impl MessagesApi {
     /// Starts the stand-in with these script steps; it logs every request to `NAME.log`.
-    fn start(env: &Env, name: &str, steps: &Value) -> MessagesApi {
+    pub(crate) fn start(env: &Env, name: &str, steps: &Value) -> MessagesApi {
         let script = env.path(&format!("{name}.script.json"));
         std::fs::write(&script, json!({ "steps": steps }).to_string()).expect("write script");
         let log = env.path(&format!("{name}.log"));

@@ -15,6 +15,7 @@ fn meta() -> Meta {
         conn: Some("c-1".into()),
         batch: None,
         stream: None,
+        source: None,
     }
 }
 

@@ -24,6 +24,9 @@ pub(super) struct Step {
     pub(super) normalized: std::sync::OnceLock<serde_json::Value>,
     /// The HTTP stream a server message goes back on ([`super::streams`]).
     pub(super) stream: Option<crate::tape::stream::Stream>,
+    /// Made up by an importer (`_meta.source.synthesized`): the handshake of an imported
+    /// connection, which matches any `initialize` ([`crate::tape::source`]).
+    pub(super) synthesized: bool,
 }
 
 fn ts_of(entry: &crate::tape::Entry) -> Option<SystemTime> {
@@ -56,6 +59,7 @@ pub(super) fn of(tape: &Tape, conn: &Connection, script: &mut Script) -> Vec<Ste
             optional: false,
             normalized: std::sync::OnceLock::new(),
             stream: e.meta.stream,
+            synthesized: e.meta.synthesized(),
         })
         .collect();
     drop_pings(&mut steps);

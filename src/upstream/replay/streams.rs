@@ -58,6 +58,7 @@ mod tests {
             optional: false,
             normalized: std::sync::OnceLock::new(),
             stream,
+            synthesized: false,
         }
     }
 
