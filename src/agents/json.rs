@@ -184,7 +184,11 @@ impl JsonDocument {
         if after.starts_with(',') {
             // `"b": 1, // c` + `"url": "u",`: the trailing comma stays with `b`.
             let comma_end = text.len() - after.len() + 1;
-            let from = if alone_to(comma_end) { line_start } else { start };
+            let from = if alone_to(comma_end) {
+                line_start
+            } else {
+                start
+            };
             return vec![Edit {
                 span: from..comma_end,
                 text: String::new(),

@@ -182,7 +182,10 @@ fn removing_a_member_never_moves_text_onto_a_comment_line() {
     // commented-out line before it and became part of the comment.
     let text = "{\"s\": {\n  \"a\": {\r\n    \"command\": \"x\",\n//  \"args\": [],\n    \"cwd\": \"/\", }\n}}";
     let out = set(text, &["s"], "a", "cwd", None);
-    assert_eq!(out, "{\"s\": {\n  \"a\": {\r\n    \"command\": \"x\",\n//  \"args\": [],\n     }\n}}");
+    assert_eq!(
+        out,
+        "{\"s\": {\n  \"a\": {\r\n    \"command\": \"x\",\n//  \"args\": [],\n     }\n}}"
+    );
     let again = JsonDocument::parse(&out).expect("parses again");
     assert_eq!(
         again.entries(&["s"]).expect("entries")[0].value,
