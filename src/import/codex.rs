@@ -441,13 +441,16 @@ fn too_deep_note(before: Option<String>) -> String {
 }
 
 /// When a call that ended at `ended` after `duration` began, as RFC 3339 with
-/// milliseconds; `None` when either is missing or unreadable.
+/// milliseconds; `None` when either is missing or unreadable, or when the duration would
+/// put the start before 1970 (the formatter cannot write such a time, and a rollout's
+/// duration is outside data: it must not panic the import).
 fn started_before(ended: Option<&str>, duration: Option<&RawValue>) -> Option<String> {
     let ended = humantime::parse_rfc3339_weak(ended?).ok()?;
     let d: SerdeDuration = serde_json::from_str(duration?.get()).ok()?;
     let took = Duration::from_secs(d.secs).checked_add(Duration::from_nanos(u64::from(d.nanos)))?;
     let began = ended.checked_sub(took)?;
-    Some(humantime::format_rfc3339_millis(began).to_string())
+    began.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(crate::tape::format::timestamp(began))
 }
 
 #[cfg(test)]

@@ -197,6 +197,14 @@ fn started_before_does_not_overflow() {
         Some("2024-12-31T23:59:58.500Z")
     );
     assert_eq!(started_before(Some("yesterday"), Some(&ok)), None);
+    // Longer than the time since 1970: no start rather than a panic in the formatter.
+    for secs in ["99999999999", "1800000000"] {
+        let long = raw(&format!(r#"{{"secs":{secs},"nanos":0}}"#));
+        assert_eq!(
+            started_before(Some("2025-01-01T00:00:00Z"), Some(&long)),
+            None
+        );
+    }
 }
 
 #[test]
