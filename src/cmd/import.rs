@@ -148,7 +148,7 @@ pub(crate) fn write_tapes(
     for w in warnings {
         crate::term::eprintln_escaped!("mcptape: {w}");
     }
-    let mut used: Vec<String> = Vec::new();
+    let mut names = tape::Names::default();
     let mut written = 0;
     for t in sessions {
         for w in &t.warnings {
@@ -162,12 +162,8 @@ pub(crate) fn write_tapes(
             );
             continue;
         }
-        let mut name = tape::name(agent, &t.session);
-        // Two sessions of one run whose ids start alike: the second gets its whole id.
-        if used.contains(&name) {
-            name = format!("{agent}-{}", safe_id(&t.session.id));
-        }
-        used.push(name.clone());
+        // The same names, in the same order, as scan's `tape` (sessions with calls only).
+        let name = names.next(agent, &t.session);
         let path: PathBuf = crate::mode::session_path(&name)?;
         let done = tape::write(&t.session, agent, &path, &redactor)?;
         if let Some(prev) = &done.kept {
@@ -245,17 +241,4 @@ fn side_note(t: &Transcript) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
-}
-
-/// A whole session id as a session name may hold it.
-fn safe_id(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

@@ -57,12 +57,18 @@ impl Scan {
             sessions.sort_by(|a, b| a.session.started.cmp(&b.session.started));
             found.push((agent, sessions));
         }
+        let hints = &hints;
         let summaries: Vec<Summary> = found
             .iter()
             .flat_map(|(agent, sessions)| {
-                sessions
-                    .iter()
-                    .map(|r| Summary::of(agent_name(*agent), &r.session, &hints))
+                let agent = agent_name(*agent);
+                // Named as `write_tapes` names them: same function, same order.
+                let mut names = crate::import::tape::Names::default();
+                sessions.iter().map(move |r| {
+                    let s = &r.session;
+                    let tape = (!s.calls.is_empty()).then(|| names.next(agent, s));
+                    Summary::of(agent, s, tape, hints)
+                })
             })
             .collect();
         let text = if self.json {

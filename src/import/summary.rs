@@ -37,13 +37,21 @@ pub struct Summary {
     pub servers: Vec<ServerCount>,
     /// Tool uses that were not MCP calls.
     pub other_tools: usize,
-    /// The tape `import` writes it to (a session name).
-    pub tape: String,
+    /// The tape `import` writes it to in this run (a session name, from the run's
+    /// [`crate::import::tape::Names`]); `None` for a session with no MCP call, which
+    /// writes none.
+    pub tape: Option<String>,
 }
 
 impl Summary {
-    /// The summary of `session`, read from `agent`'s transcript.
-    pub fn of(agent: &'static str, session: &ImportedSession, hints: &ReadOnlyHints) -> Summary {
+    /// The summary of `session`, read from `agent`'s transcript; `tape` is the name the
+    /// run gives its tape.
+    pub fn of(
+        agent: &'static str,
+        session: &ImportedSession,
+        tape: Option<String>,
+        hints: &ReadOnlyHints,
+    ) -> Summary {
         let mut servers: Vec<ServerCount> = Vec::new();
         for call in &session.calls {
             let index = match servers.iter().position(|s| s.server == call.server) {
@@ -74,7 +82,7 @@ impl Summary {
             cwd: session.cwd.clone(),
             servers,
             other_tools: session.skipped_tools,
-            tape: crate::import::tape::name(agent, session),
+            tape,
         }
     }
 
@@ -168,10 +176,11 @@ mod tests {
         .expect("tape");
         let mut hints = ReadOnlyHints::default();
         hints.add_tape(&tape);
-        let s = Summary::of("codex", &session, &hints);
+        let name = crate::import::tape::Names::default().next("codex", &session);
+        let s = Summary::of("codex", &session, Some(name), &hints);
         assert_eq!(s.servers_cell(), "ex 3, gh 1");
         assert_eq!(s.read_only_cell(), "2 of 4 (1 unknown)");
-        assert_eq!(s.tape, "codex-0199a1b2");
+        assert_eq!(s.tape.as_deref(), Some("codex-0199a1b2"));
         let j = s.to_json();
         assert_eq!(
             j["servers"][0],
@@ -182,7 +191,7 @@ mod tests {
             json!({"server": "gh", "calls": 1, "read_only": null, "unknown": 1})
         );
         assert_eq!(j["mcp_calls"], 4);
-        let none = Summary::of("codex", &session, &ReadOnlyHints::default());
+        let none = Summary::of("codex", &session, None, &ReadOnlyHints::default());
         assert_eq!(none.read_only_cell(), "unknown");
     }
 }

@@ -26,11 +26,12 @@ use crate::tape::lifecycle::{Lifecycle, Start};
 use crate::tape::source::Source;
 use crate::tape::{TapeError, TapeWriter, store};
 
+mod name;
+pub use name::Names;
+
 /// The protocol version the synthesized handshake names (replay answers a client with
 /// the version it asks for when mcptape knows it; verify plays its own).
 pub const SYNTHESIZED_VERSION: &str = "2025-06-18";
-/// How many characters of a session id a tape's name keeps.
-const NAME_ID_CHARS: usize = 8;
 
 /// What one server's connection of an imported tape holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,29 +55,6 @@ pub struct Written {
     pub kept: Option<PathBuf>,
     /// One per connection, in tape order.
     pub servers: Vec<ServerCalls>,
-}
-
-/// The session name of an imported session's tape: `<agent>-<first 8 characters of the
-/// session id>` (characters a session name may not hold become `_`).
-pub fn name(agent: &str, session: &ImportedSession) -> String {
-    let id: String = session
-        .id
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(NAME_ID_CHARS)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if id.is_empty() {
-        agent.to_owned()
-    } else {
-        format!("{agent}-{id}")
-    }
 }
 
 /// Writes `session` (read from `agent`'s transcript) as the tape at `path`, keeping a

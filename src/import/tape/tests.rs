@@ -169,6 +169,7 @@ fn secrets_in_arguments_are_redacted() {
 
 #[test]
 fn names_keep_a_safe_prefix_of_the_session_id() {
+    let name = |agent: &str, s: &ImportedSession| Names::default().next(agent, s);
     let mut s = session();
     assert_eq!(name("claude-code", &s), "claude-code-0f1e2d3c");
     s.id = "../\u{1b}[31mx".into();
