@@ -4,7 +4,8 @@
 //! read (a bad line, a file that is not one) fails the command with an error naming it
 //! and changes nothing. Then each session with MCP calls becomes the tape
 //! `<agent>-<session id prefix>` in the recordings directory ([`crate::import::tape`]),
-//! a previous tape of that name kept as `.prev`, and one line on stdout says what it
+//! a previous tape of that name kept as `.prev` (a tape that already holds the same
+//! bytes is left alone and said `(unchanged)`), and one line on stdout says what it
 //! holds: the tape's name, its calls per server, and its path. Sessions without MCP calls
 //! are said on stderr and write nothing.
 
@@ -173,9 +174,10 @@ pub(crate) fn write_tapes(
             );
         }
         let line = crate::term::line(&format!(
-            "{name}  {}  {}",
+            "{name}  {}  {}{}",
             counts(&done.servers),
-            done.path.display()
+            done.path.display(),
+            if done.unchanged { "  (unchanged)" } else { "" }
         ))
         .into_owned();
         writeln!(out, "{line}").map_err(Error::Stdout)?;

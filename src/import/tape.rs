@@ -1,6 +1,6 @@
 //! One [`ImportedSession`] → one tape: the writer every importer uses.
 //!
-//! Each server the session called becomes one connection (a fresh `_meta.conn`), in the
+//! Each server the session called becomes one connection, in the
 //! order of its first call: `$transport/start`, a synthesized `initialize` (id 0) and its
 //! answer, `notifications/initialized`, then each call as `tools/call` (ids 1..n) with
 //! its answer — a result, an error, or none when the transcript holds none — and a
@@ -11,8 +11,13 @@
 //! `incomplete`. Messages go through the recording's [`Redactor`] as a tap's do;
 //! lifecycle entries through the tape format's one serialiser.
 //!
-//! The tape is written whole, with one append, after the previous tape of the name is
-//! kept as `.prev` ([`store::start_fresh`]), under the tape rules (no symlink, 0600).
+//! The output is deterministic: a connection's `_meta.conn` is derived from the agent,
+//! the session and the server ([`conn_id`]), so the same session renders the same bytes
+//! every time. A tape whose bytes would not change is left alone ([`Written::unchanged`]:
+//! no write, no `.prev` rotation, so re-importing never pushes the original out).
+//! Otherwise the tape is written whole, with one append, after the previous tape of the
+//! name is kept as `.prev` ([`store::start_fresh`]), under the tape rules (no symlink,
+//! 0600).
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +58,8 @@ pub struct Written {
     pub path: PathBuf,
     /// Where the previous tape of that name was kept (`.prev`), if there was one.
     pub kept: Option<PathBuf>,
+    /// The tape there already held these bytes: nothing was written or rotated.
+    pub unchanged: bool,
     /// One per connection, in tape order.
     pub servers: Vec<ServerCalls>,
 }
@@ -66,6 +73,19 @@ pub fn write(
     redactor: &Redactor,
 ) -> Result<Written, TapeError> {
     let (bytes, servers) = render(session, agent, redactor)?;
+    // A link is refused before it is read, as before it would be replaced.
+    crate::tape::safety::check_replace(path)?;
+    let same = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+        && std::fs::read(path).is_ok_and(|old| old == bytes);
+    if same {
+        return Ok(Written {
+            path: path.to_path_buf(),
+            kept: None,
+            unchanged: true,
+            servers,
+        });
+    }
     let fresh = store::start_fresh(path)?;
     let mut writer = TapeWriter::open(path)?;
     let written = writer.append(&bytes).and_then(|()| writer.sync());
@@ -79,6 +99,7 @@ pub fn write(
     Ok(Written {
         path: path.to_path_buf(),
         kept: fresh.kept.clone(),
+        unchanged: false,
         servers,
     })
 }
@@ -98,7 +119,7 @@ pub fn render(
     }
     let mut out = Vec::new();
     let mut counts = Vec::new();
-    for server in servers {
+    for (index, server) in servers.into_iter().enumerate() {
         let calls: Vec<&ImportedCall> = session
             .calls
             .iter()
@@ -108,7 +129,7 @@ pub fn render(
             agent,
             session: &session.id,
             server,
-            conn: crate::ids::conn_id()?,
+            conn: conn_id(agent, &session.id, server, index),
             redactor,
         };
         conn.write(&calls, &mut out);
@@ -120,6 +141,23 @@ pub fn render(
         });
     }
     Ok((out, counts))
+}
+
+/// The `_meta.conn` of the connection to `server` (the `index`th of the tape) in
+/// `agent`'s session `session`: 8 hex digits of an FNV-1a hash of the three, then
+/// `-<index + 1>` — the same every import (so an unchanged session renders the same
+/// bytes), distinct within the tape even if two hashes met.
+fn conn_id(agent: &str, session: &str, server: &str, index: usize) -> String {
+    const OFFSET: u32 = 0x811c_9dc5;
+    const PRIME: u32 = 0x0100_0193;
+    let mut hash = OFFSET;
+    for part in [agent, session, server] {
+        // A 0 byte ends each part, so `ab`+`c` and `a`+`bc` differ.
+        for b in part.bytes().chain([0]) {
+            hash = (hash ^ u32::from(b)).wrapping_mul(PRIME);
+        }
+    }
+    format!("{hash:08x}-{}", index + 1)
 }
 
 /// What every entry of one connection shares.

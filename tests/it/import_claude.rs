@@ -289,21 +289,42 @@ fn a_vendored_session_with_a_subagent_imports_and_says_what_is_missing() {
         .filter(|e| e["_meta"]["source"]["incomplete"].is_string())
         .collect();
     assert_eq!(incomplete.len(), 1);
-    // Imported again: the first tape is kept.
-    let again = mcptape(
-        &env,
-        &[
-            "import",
-            "claude-code",
-            path_str(&fixture("subagent-and-blocks")),
-        ],
-    );
+    // Imported again, twice: the same bytes, so the tape is left alone (no `.prev`
+    // rotation that would push the original out).
+    let tape = env.tape("claude-code-1a84d610");
+    let first = std::fs::read(&tape).expect("tape");
+    let import = || {
+        mcptape(
+            &env,
+            &[
+                "import",
+                "claude-code",
+                path_str(&fixture("subagent-and-blocks")),
+            ],
+        )
+    };
+    for _ in 0..2 {
+        let again = import();
+        assert!(again.status.success(), "{}", text(&again));
+        assert!(stdout(&again).contains("(unchanged)"), "{}", text(&again));
+        assert!(!stderr(&again).contains(".prev"), "{}", text(&again));
+        assert_eq!(std::fs::read(&tape).expect("tape"), first);
+    }
+    let prev = tape.with_file_name("claude-code-1a84d610.prev.ndjson");
+    assert!(!prev.exists());
+    // A tape that differs (edited since) is kept as `.prev` when the import rewrites it.
+    let mut edited = first.clone();
+    edited.extend_from_slice(b"\n");
+    std::fs::write(&tape, &edited).expect("edit");
+    let again = import();
     assert!(again.status.success(), "{}", text(&again));
     assert!(
         stderr(&again).contains("claude-code-1a84d610.prev.ndjson"),
         "{}",
         text(&again)
     );
+    assert_eq!(std::fs::read(&prev).expect("prev"), edited);
+    assert_eq!(std::fs::read(&tape).expect("tape"), first);
 }
 
 #[test]

@@ -188,7 +188,17 @@ fn writing_keeps_the_previous_tape_and_refuses_a_symlink() {
     assert_eq!(first.kept, None);
     assert_eq!(first.servers.len(), 2);
     let before = std::fs::read(&path).expect("read");
-    let second = write(&session(), "claude-code", &path, &Redactor::default()).expect("again");
+    // The same session again: the same bytes (conn ids are derived, not drawn), so the
+    // tape is left alone.
+    let same = write(&session(), "claude-code", &path, &Redactor::default()).expect("again");
+    assert!(same.unchanged);
+    assert_eq!(same.kept, None);
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+    // A changed session: the first tape is kept.
+    let mut changed = session();
+    changed.calls.pop();
+    let second = write(&changed, "claude-code", &path, &Redactor::default()).expect("again");
+    assert!(!second.unchanged);
     let prev = second.kept.expect("the first tape is kept");
     assert_eq!(std::fs::read(prev).expect("prev"), before);
     let target = dir.path().join("victim");
