@@ -3,7 +3,9 @@
 //! with no server running, then reads every proxy's verdict and decides.
 //!
 //! Exit status: 3 when any connection diverged, had leftovers, or a recorded connection
-//! of a replayed server was never used; otherwise CMD's own status.
+//! of a replayed server was never used; otherwise CMD's own status. An imported
+//! connection (`_meta.source`) is an agent's log rather than a script: its calls never
+//! sent and the connection never used are notes, not failures.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -158,6 +160,17 @@ fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> Judged {
         let replayed = servers.is_empty() || servers.contains(&conn.server);
         if replayed && !used.contains(&(conn.server.as_str(), conn.id.as_str())) {
             let first = conn.first_line;
+            if conn.imported {
+                // An imported connection is an agent's log, not a script a client is
+                // bound to follow: one no client asked for is a note, not a failure.
+                let text = crate::term::line(&format!(
+                    "server `{}` connection `{}` (from tape line {first}) is imported and no client connected for it",
+                    conn.server, conn.id
+                ))
+                .into_owned();
+                crate::style::eprint(&format!("mcptape: note     {text}\n"));
+                continue;
+            }
             let text = crate::term::line(&format!(
                 "server `{}` connection `{}` (from tape line {first}) was never replayed: no client connected for it",
                 conn.server, conn.id

@@ -64,12 +64,15 @@ impl Census {
                     let event = (meta.dir == Direction::Lifecycle)
                         .then(|| LifecycleKind::of_line(&line))
                         .flatten();
-                    grouper.add(
+                    let slot = grouper.add(
                         read.number,
                         &meta.server,
                         meta.conn.as_deref(),
                         event.as_ref(),
                     );
+                    if meta.source.is_some() {
+                        grouper.mark_imported(slot);
+                    }
                     census.entries += 1;
                     census.messages += usize::from(meta.dir != Direction::Lifecycle);
                     if !census.servers.contains(&meta.server) {

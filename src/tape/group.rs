@@ -24,6 +24,10 @@ pub struct Span {
     pub closed_at: Option<usize>,
     /// How many entries it has.
     pub entries: usize,
+    /// An entry of it was imported from an agent's transcript (`_meta.source`,
+    /// [`crate::tape::source`]): the connection is the agent's log, not a script a
+    /// client must follow whole ([`Grouper::mark_imported`]).
+    pub imported: bool,
 }
 
 /// Groups entries into connections, one entry at a time, in tape order.
@@ -90,8 +94,16 @@ impl Grouper {
             last_line: line,
             closed_at: None,
             entries: 0,
+            imported: false,
         });
         self.spans.len() - 1
+    }
+
+    /// Marks the connection at `slot` (as [`Grouper::add`] returned it) imported.
+    pub fn mark_imported(&mut self, slot: usize) {
+        if let Some(span) = self.spans.get_mut(slot) {
+            span.imported = true;
+        }
     }
 
     /// The connections so far, in the order they started.

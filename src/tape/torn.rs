@@ -135,6 +135,7 @@ mod tests {
             last_line: last,
             closed_at: closed,
             entries: 1,
+            imported: false,
         }
     }
 

@@ -143,6 +143,9 @@ pub struct Replay {
     /// The server messages the recording lost (too long to record).
     lost: Lost,
     last_ts: Option<SystemTime>,
+    /// An entry of the connection was imported from an agent's transcript
+    /// (`_meta.source`): its client messages never sent are notes, not leftovers.
+    imported: bool,
     diverged: Option<String>,
     verdict: Verdict,
     opts: Options,
@@ -180,6 +183,10 @@ impl Replay {
             lost: Lost::of(tape, conn, &ending),
             ending,
             last_ts: None,
+            imported: conn
+                .entries
+                .iter()
+                .any(|&i| tape.entries[i].meta.source.is_some()),
             diverged: None,
             verdict: Verdict {
                 server: conn.server.clone(),
@@ -303,7 +310,7 @@ impl Replay {
     /// The verdict, once the client has hung up.
     pub fn finish(mut self) -> Verdict {
         if self.verdict.mismatch.is_none() && self.verdict.tape_end.is_none() {
-            self.verdict.leftovers = self
+            let unsent: Vec<Leftover> = self
                 .steps
                 .iter()
                 .filter(|s| s.dir == Direction::Send && !s.done && !s.optional)
@@ -312,6 +319,17 @@ impl Replay {
                     summary: summary(&s.message),
                 })
                 .collect();
+            if self.imported {
+                // An agent's log, not a script the client is bound to follow whole: what
+                // it did not ask for is listed, not failed.
+                self.verdict.notes.extend(
+                    unsent.iter().map(|l| {
+                        format!("imported, not sent (tape line {}): {}", l.line, l.summary)
+                    }),
+                );
+            } else {
+                self.verdict.leftovers = unsent;
+            }
             self.verdict.leftovers.extend(self.ending.leftover());
         }
         self.verdict

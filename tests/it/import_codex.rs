@@ -303,3 +303,69 @@ fn without_codex_home_the_rollouts_are_read_from_dot_codex_in_home() {
     );
     assert!(stdout(&out).is_empty(), "{}", text(&out));
 }
+
+#[test]
+fn replay_of_an_imported_session_answers_its_first_call_alone_with_notes_for_the_rest() {
+    // A session of two servers: the example fixture's three `example` calls, then one
+    // call of `docs` (from the docs fixture, its call id made distinct).
+    let env = Env::new();
+    keep_rollouts(&env, &[EXAMPLE]);
+    let docs = std::fs::read_to_string(fixture(DOCS)).expect("fixture");
+    let search = docs
+        .lines()
+        .nth(1)
+        .expect("docs search")
+        .replace(r#""c1""#, r#""d1""#);
+    let rollout = codex_home(&env).join("sessions/2025/11/20").join(EXAMPLE);
+    let mut both = std::fs::read_to_string(&rollout).expect("rollout");
+    both.push_str(&search);
+    both.push('\n');
+    std::fs::write(&rollout, both).expect("rollout");
+    let out = run(agent_cmd(&env, &["import", "codex"]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stdout(&out).contains("example 3, docs 1"), "{}", text(&out));
+    let config = env.path("mcp.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers":{"example":{"command":"/nonexistent/example"}}}"#,
+    )
+    .expect("config");
+    let call = |args: &[&str]| {
+        let mut cmd = env.mcptape(["replay", "codex-0199a1b2", "--"]);
+        cmd.arg(bin())
+            .arg("call")
+            .args(args)
+            .arg("--config")
+            .arg(&config);
+        run(cmd)
+    };
+    // The first call, alone: answered, and the calls and server it never asked for are
+    // notes, not INCOMPLETE or UNUSED.
+    let first = call(&["example.echo", "message=hello from codex"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert_eq!(
+        stdout(&first),
+        "Echo: hello from codex\n",
+        "{}",
+        text(&first)
+    );
+    let said = stderr(&first);
+    assert!(
+        !said.contains("INCOMPLETE") && !said.contains("UNUSED"),
+        "{said}"
+    );
+    assert_eq!(
+        said.matches("note: imported, not sent").count(),
+        2,
+        "{said}"
+    );
+    assert!(
+        said.contains("server `docs` connection")
+            && said.contains("is imported and no client connected for it"),
+        "{said}"
+    );
+    // A call out of the recorded order still diverges.
+    let later = call(&["example.greet", "name=Ada"]);
+    assert_eq!(later.status.code(), Some(3), "{}", text(&later));
+    assert!(stderr(&later).contains("DIVERGED"), "{}", text(&later));
+}
