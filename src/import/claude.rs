@@ -82,7 +82,13 @@ pub fn merge(transcripts: Vec<Transcript>) -> Vec<Transcript> {
     let (mains, agents): (Vec<Transcript>, Vec<Transcript>) =
         transcripts.into_iter().partition(|t| !is_agent(t));
     for t in mains.into_iter().chain(agents) {
-        match out.iter_mut().find(|o| o.session.id == t.session.id) {
+        // Only files of one directory join: the same id elsewhere (or a file stem standing
+        // for a missing `sessionId`, `s.jsonl` in three projects) is another session.
+        let dir = |t: &Transcript| t.session.source.parent().map(Path::to_path_buf);
+        match out
+            .iter_mut()
+            .find(|o| o.session.id == t.session.id && dir(o) == dir(&t))
+        {
             Some(o) => {
                 o.session.calls.extend(t.session.calls);
                 o.session
@@ -100,14 +106,24 @@ pub fn merge(transcripts: Vec<Transcript>) -> Vec<Transcript> {
     out
 }
 
-/// The subagent transcripts of a session (`agent-*.jsonl`), by name.
+/// True when `path` is a directory itself, not a symlink to one.
+pub(crate) fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// The subagent transcripts of a session (`agent-*.jsonl` regular files), by name; none
+/// when `dir` or the session's directory above it is a symlink (no link is followed).
 fn subagent_files(dir: &Path) -> Vec<PathBuf> {
+    if !real_dir(dir) || !dir.parent().is_some_and(real_dir) {
+        return Vec::new();
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| e.file_name().to_string_lossy().starts_with("agent-"))
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();

@@ -133,6 +133,11 @@ fn stored_aside(text: &str) -> Option<String> {
 /// The content of a stored-aside result, by file name only (never a path the transcript
 /// names elsewhere): a JSON list of blocks, or the text.
 fn read_aside(results: &Path, name: &str) -> Option<Vec<Value>> {
+    // No link is followed: not `tool-results/`, nor the session's directory above it.
+    let real = crate::import::claude::real_dir;
+    if !real(results) || !results.parent().is_some_and(real) {
+        return None;
+    }
     let bytes = crate::import::file::read_small(&results.join(name))?;
     let text = String::from_utf8_lossy(&bytes);
     if name.ends_with(".json")

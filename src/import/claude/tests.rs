@@ -236,3 +236,63 @@ fn an_older_layouts_subagent_file_joins_its_session() {
         ]
     );
 }
+
+#[test]
+fn no_symlinked_directory_is_followed_and_only_agent_files_are_subagents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("subagents")).expect("mkdir");
+    let other = CALL.replace("\"t1\"", "\"t9\"");
+    std::fs::write(
+        elsewhere.join("subagents/agent-o.jsonl"),
+        format!("{other}\n"),
+    )
+    .expect("write");
+    // A session whose `<id>/` directory is a link elsewhere: nothing there is read.
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    std::fs::write(project.join("s1.jsonl"), format!("{CALL}\n")).expect("write");
+    std::os::unix::fs::symlink(&elsewhere, project.join("s1")).expect("symlink");
+    let t = read(&project.join("s1.jsonl")).expect("read");
+    assert!(t.subagents.is_empty(), "{:?}", t.subagents);
+    assert_eq!(t.session.calls.len(), 1);
+    // A real `<id>/subagents/` that is a link: not read either.
+    let linked = dir.path().join("q");
+    std::fs::create_dir_all(linked.join("s1")).expect("mkdir");
+    std::fs::write(linked.join("s1.jsonl"), format!("{CALL}\n")).expect("write");
+    std::os::unix::fs::symlink(elsewhere.join("subagents"), linked.join("s1/subagents"))
+        .expect("symlink");
+    assert!(
+        read(&linked.join("s1.jsonl"))
+            .expect("read")
+            .subagents
+            .is_empty()
+    );
+    // In a real `subagents/`, only `agent-*.jsonl` are subagents.
+    let real = dir.path().join("r");
+    std::fs::create_dir_all(real.join("s1/subagents")).expect("mkdir");
+    std::fs::write(real.join("s1.jsonl"), format!("{CALL}\n")).expect("write");
+    std::fs::write(real.join("s1/subagents/other.jsonl"), format!("{other}\n")).expect("w");
+    std::fs::write(
+        real.join("s1/subagents/agent-a.jsonl"),
+        format!("{other}\n"),
+    )
+    .expect("w");
+    let t = read(&real.join("s1.jsonl")).expect("read");
+    assert_eq!(t.subagents, [real.join("s1/subagents/agent-a.jsonl")]);
+}
+
+#[test]
+fn the_same_session_id_in_two_directories_is_two_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut read_all = Vec::new();
+    for p in ["a", "b", "c"] {
+        let project = dir.path().join(p);
+        std::fs::create_dir_all(&project).expect("mkdir");
+        // No `sessionId`: the file stem `s` stands for it in each.
+        let no_id = CALL.replace(r#""sessionId":"s1","#, "");
+        std::fs::write(project.join("s.jsonl"), format!("{no_id}\n")).expect("write");
+        read_all.push(read(&project.join("s.jsonl")).expect("read"));
+    }
+    assert_eq!(merge(read_all).len(), 3);
+}
