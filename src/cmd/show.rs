@@ -132,11 +132,24 @@ pub fn trace_painted(
             .iter()
             .find_map(|e| e.meta.ts.as_deref())
             .unwrap_or("no timestamp");
+        // An imported connection says so: its handshake was made up, not recorded.
+        let imported = entries
+            .iter()
+            .find_map(|e| e.meta.source.as_ref())
+            .map(|s| {
+                let session = s
+                    .session
+                    .as_deref()
+                    .map(|id| format!(" session {id}"))
+                    .unwrap_or_default();
+                format!(" · imported from {}{session}", s.imported)
+            })
+            .unwrap_or_default();
         push(
             &mut out,
             width,
             &format!(
-                "── {} · conn {} · {started}",
+                "── {} · conn {} · {started}{imported}",
                 printable(&conn.server),
                 printable(&conn.id)
             ),
@@ -224,6 +237,15 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
         + &e.meta
             .stream
             .map(|s| format!(" [{} stream]", s.as_str()))
+            .unwrap_or_default()
+        + if e.meta.synthesized() {
+            " [synthesized]"
+        } else {
+            ""
+        }
+        + &e.meta
+            .incomplete()
+            .map(|why| format!(" [incomplete: {why}]"))
             .unwrap_or_default();
     let method = e.message.method().unwrap_or("?");
     let id = e.message.id().unwrap_or("null");
@@ -277,3 +299,7 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
         .trim_end()
         .to_owned()
 }
+
+#[cfg(test)]
+#[path = "show_tests.rs"]
+mod tests;
