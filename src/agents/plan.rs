@@ -284,11 +284,14 @@ pub fn uninstall(
         let is_wrapped = wrap::wrapped(&entry.value, &target.dialect).is_some();
         let fate = match (recorded, is_wrapped) {
             (Some(rec), _) if rec.installed == entry.value => {
-                restores.push(Edit {
-                    span: entry.span.clone(),
-                    text: rec.original,
+                restores.push(Restore {
+                    outcome: outcomes.len(),
+                    path: entry.path.clone(),
+                    edit: Edit {
+                        span: entry.span.clone(),
+                        text: rec.original,
+                    },
                 });
-                record.entries.retain(|e| e.path != entry.path);
                 Fate::Restored
             }
             (Some(_), true) => Fate::Skipped(
@@ -317,8 +320,18 @@ pub fn uninstall(
             fate,
         });
     }
+    for at in refused_restores(target, before, &mut restores) {
+        outcomes[at].fate = Fate::Skipped(
+            "its install record does not hold one entry of this file (edited?); left wrapped"
+                .into(),
+        );
+    }
+    for r in &restores {
+        record.entries.retain(|e| e.path != r.path);
+    }
     let parse = parse_err(&target.path);
-    let restored = apply_edits(before, restores).map_err(&parse)?;
+    let edits = restores.into_iter().map(|r| r.edit).collect();
+    let restored = apply_edits(before, edits).map_err(&parse)?;
     let after = set_all(target.format, &restored, &unwraps).map_err(&parse)?;
     Ok(FilePlan {
         target: target.clone(),
@@ -327,6 +340,72 @@ pub fn uninstall(
         entries: outcomes,
         record,
     })
+}
+
+/// A restore splices a record's `original` text, which anyone may have edited. It is
+/// sound when the restored text parses, the entry there spans exactly that text (one
+/// value of the file's format, nothing after it), and every other entry is unchanged.
+fn restores_sound(target: &Target, before: &str, restores: &[Restore]) -> bool {
+    let Ok(old) = entries(target, before) else {
+        return false;
+    };
+    let edits: Vec<Edit> = restores.iter().map(|r| r.edit.clone()).collect();
+    let Some(new) = apply_edits(before, edits)
+        .ok()
+        .and_then(|text| entries(target, &text).ok())
+    else {
+        return false;
+    };
+    if new.len() != old.len() {
+        return false;
+    }
+    // Where each restored entry must start in the new text: edits are applied in
+    // position order, each shifting what follows by its change of length.
+    let mut order: Vec<&Restore> = restores.iter().collect();
+    order.sort_by_key(|r| r.edit.span.start);
+    let mut shift: isize = 0;
+    let mut spans = Vec::new();
+    for Restore { path, edit: e, .. } in order {
+        let start = e.span.start.checked_add_signed(shift);
+        spans.push((path, start.map(|s| s..s + e.text.len())));
+        shift += e.text.len() as isize - e.span.len() as isize;
+    }
+    old.iter().zip(&new).all(|((_, o), (_, n))| {
+        if o.path != n.path {
+            return false;
+        }
+        match spans.iter().find(|(p, _)| **p == o.path) {
+            Some((_, span)) => span.as_ref() == Some(&n.span),
+            None => o.value == n.value,
+        }
+    })
+}
+
+/// One entry to restore from its install record.
+struct Restore {
+    /// Its line in the plan's outcomes.
+    outcome: usize,
+    /// Its key path.
+    path: Vec<String>,
+    /// Its recorded original over its wrapped text.
+    edit: Edit,
+}
+
+/// Keeps in `restores` only the sound ones (all of them, checked with one parse, when
+/// they are); returns the outcome lines of those it refused.
+fn refused_restores(target: &Target, before: &str, restores: &mut Vec<Restore>) -> Vec<usize> {
+    if restores.is_empty() || restores_sound(target, before, restores) {
+        return Vec::new();
+    }
+    let mut refused = Vec::new();
+    restores.retain(|r| {
+        let sound = restores_sound(target, before, std::slice::from_ref(r));
+        if !sound {
+            refused.push(r.outcome);
+        }
+        sound
+    });
+    refused
 }
 
 /// Whether an entry's value is wrapped, for `--list`.

@@ -1,0 +1,63 @@
+//! `install`/`uninstall` against what reviewers found: an install record edited by hand,
+//! a file both scopes name, records of deep entries, and the install report's edges.
+
+use crate::install::{mcptape, parse, place};
+use crate::support::{Env, run, stderr};
+
+const CURSOR: &str = "~/.cursor/mcp.json";
+
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).expect("read")
+}
+
+/// The one install record under `$MCPTAPE_HOME/backups`.
+fn record_path(env: &Env) -> std::path::PathBuf {
+    std::fs::read_dir(env.mcptape_home().join("backups"))
+        .expect("backups")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_string_lossy().ends_with(".install.json"))
+        .expect("an install record")
+}
+
+#[test]
+fn an_edited_install_record_never_corrupts_the_file_or_injects_a_server() {
+    let env = Env::new();
+    let before =
+        r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}, "c": {"command": "z"}}}"#;
+    let path = place(&env, CURSOR, before);
+    assert!(
+        run(mcptape(&env, &["install", "--agent", "cursor"]))
+            .status
+            .success()
+    );
+    let installed = read(&path);
+    let rec = record_path(&env);
+    let mut record: serde_json::Value = serde_json::from_str(&read(&rec)).expect("record");
+    for e in record["entries"].as_array_mut().expect("entries") {
+        let name = e["path"][1].as_str().expect("name").to_owned();
+        match name.as_str() {
+            "a" => e["original"] = r#"{"command": "x" /* unterminated"#.into(),
+            "b" => e["original"] = r#"{"command": "y"}, "injected": {"command": "evil"}"#.into(),
+            _ => {}
+        }
+    }
+    std::fs::write(&rec, serde_json::to_string(&record).expect("json")).expect("edit record");
+    let out = run(mcptape(&env, &["uninstall", "--agent", "cursor"]));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    for name in ["a", "b"] {
+        assert!(
+            err.contains(&format!(
+                "warning: {name} (user): skipped: its install record"
+            )),
+            "{err}"
+        );
+    }
+    assert!(err.contains("c (user): restored"), "{err}");
+    let now = parse(&read(&path));
+    let servers = now["mcpServers"].as_object().expect("servers");
+    assert_eq!(servers.len(), 3, "{now}");
+    assert_eq!(now["mcpServers"]["c"], serde_json::json!({"command": "z"}));
+    assert_eq!(now["mcpServers"]["a"], parse(&installed)["mcpServers"]["a"]);
+    assert_eq!(now["mcpServers"]["b"], parse(&installed)["mcpServers"]["b"]);
+}
