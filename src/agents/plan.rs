@@ -49,8 +49,19 @@ pub fn targets(agents: &[AgentName], scope: Option<Scope>, place: &Place) -> Vec
                 continue;
             }
             let with_scope = containers.into_iter().map(|c| (s, c));
-            match out.iter_mut().find(|t| t.agent == agent && t.path == path) {
-                Some(t) => t.containers.extend(with_scope),
+            let same = |t: &Target| t.agent == agent && same_file(&t.path, &path);
+            match out.iter_mut().find(|t| same(t)) {
+                Some(t) => {
+                    for (s, c) in with_scope {
+                        match t.containers.iter_mut().find(|(_, have)| *have == c) {
+                            // One file both scopes name (`~/.cursor/mcp.json` from
+                            // `$HOME`): one container, shown as user.
+                            Some(have) if s == Scope::User => have.0 = s,
+                            Some(_) => {}
+                            None => t.containers.push((s, c)),
+                        }
+                    }
+                }
                 None => out.push(Target {
                     agent,
                     path,
@@ -62,6 +73,16 @@ pub fn targets(agents: &[AgentName], scope: Option<Scope>, place: &Place) -> Vec
         }
     }
     out
+}
+
+/// Whether `a` and `b` are one file: equal paths, or equal once canonical (a file that
+/// does not exist yet is only its path).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// What happened to one entry.

@@ -61,3 +61,40 @@ fn an_edited_install_record_never_corrupts_the_file_or_injects_a_server() {
     assert_eq!(now["mcpServers"]["a"], parse(&installed)["mcpServers"]["a"]);
     assert_eq!(now["mcpServers"]["b"], parse(&installed)["mcpServers"]["b"]);
 }
+
+#[test]
+fn from_home_one_file_both_scopes_name_is_one_plan_shown_as_user() {
+    let env = Env::new();
+    let before = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+    let cursor = place(&env, CURSOR, before);
+    let gemini = place(&env, "~/.gemini/settings.json", before);
+    let home = std::fs::canonicalize(crate::install::home(&env)).expect("home");
+    let at_home = |args: &[&str]| {
+        let mut cmd = mcptape(&env, args);
+        cmd.current_dir(&home);
+        run(cmd)
+    };
+    let list = at_home(&[
+        "install", "--agent", "cursor", "--agent", "gemini", "--list",
+    ]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let table = crate::support::stdout(&list);
+    assert_eq!(
+        table.matches(" a ").count() + table.matches(" a\n").count(),
+        2,
+        "{table}"
+    );
+    assert!(!table.contains("project"), "{table}");
+    let out = at_home(&["install", "--agent", "cursor", "--agent", "gemini"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches("a (user): wrapped").count(),
+        2,
+        "{}",
+        stderr(&out)
+    );
+    let out = at_home(&["uninstall", "--agent", "cursor", "--agent", "gemini"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(read(&cursor), before);
+    assert_eq!(read(&gemini), before);
+}
