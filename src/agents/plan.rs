@@ -221,6 +221,37 @@ fn set_all(
     Ok(cur)
 }
 
+/// How deep an entry's value may nest for the install record (JSON, read back with
+/// serde_json's limit of 128 levels, the entry's value 3 levels down) to hold it.
+const MAX_RECORD_DEPTH: usize = 120;
+
+/// The nesting depth of `value`: 0 for a scalar, 1 for a flat object or array.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0)];
+    while let Some((v, d)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(d + 1);
+        stack.extend(children.map(|c| (c, d + 1)));
+    }
+    deepest
+}
+
+/// [`wrap::wrap`], but an entry the install record could not hold is skipped (its
+/// record could not be read back, and uninstall would fail for good).
+fn wrap_within_record(value: &Value, key: &str, d: &Dialect, launcher: &[String]) -> Wrap {
+    match wrap::wrap(value, key, d, launcher) {
+        Wrap::Members(_) if depth(value) > MAX_RECORD_DEPTH => Wrap::Skip(format!(
+            "nested deeper than {MAX_RECORD_DEPTH} levels, more than the install record holds"
+        )),
+        other => other,
+    }
+}
+
 fn chosen(servers: &[String], name: &str) -> bool {
     servers.is_empty() || servers.iter().any(|s| s == name)
 }
@@ -243,7 +274,7 @@ pub fn install(
         if !chosen(servers, &server) {
             continue;
         }
-        let fate = match wrap::wrap(&entry.value, &server, &target.dialect, launcher) {
+        let fate = match wrap_within_record(&entry.value, &server, &target.dialect, launcher) {
             Wrap::Wrapped => Fate::AlreadyWrapped,
             Wrap::Skip(why) => Fate::Skipped(why),
             Wrap::Members(members) => {

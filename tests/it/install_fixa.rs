@@ -98,3 +98,25 @@ fn from_home_one_file_both_scopes_name_is_one_plan_shown_as_user() {
     assert_eq!(read(&cursor), before);
     assert_eq!(read(&gemini), before);
 }
+
+#[test]
+fn an_entry_too_deep_for_the_install_record_is_skipped_and_the_rest_still_uninstalls() {
+    let env = Env::new();
+    let deep = format!("{}1{}", "[".repeat(199), "]".repeat(199));
+    let before = format!(
+        r#"{{"mcpServers": {{"deep": {{"command": "x", "extra": {deep}}}, "b": {{"command": "y"}}}}}}"#
+    );
+    let path = place(&env, CURSOR, &before);
+    let out = run(mcptape(&env, &["install", "--agent", "cursor"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("deep (user): skipped: nested deeper than 120 levels"),
+        "{}",
+        stderr(&out)
+    );
+    for verb in ["install", "uninstall"] {
+        let out = run(mcptape(&env, &[verb, "--agent", "cursor"]));
+        assert!(out.status.success(), "{verb}: {}", stderr(&out));
+    }
+    assert_eq!(read(&path), before);
+}
