@@ -120,3 +120,25 @@ fn an_entry_too_deep_for_the_install_record_is_skipped_and_the_rest_still_uninst
     }
     assert_eq!(read(&path), before);
 }
+
+#[test]
+fn a_codex_entry_with_header_subtables_installs_without_blank_runs_and_uninstalls_byte_identical() {
+    let env = Env::new();
+    let before = crate::install::fixture(&env, "codex-headers.toml");
+    let path = place(&env, "~/.codex/config.toml", &before);
+    let out = run(mcptape(&env, &["install", "--agent", "codex"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = read(&path);
+    assert!(
+        after.contains("X-Api-Key=MCPTAPE_HEADER_X_API_KEY"),
+        "{after}"
+    );
+    assert!(
+        !after.contains("\n\n\n") && !after.ends_with("\n\n"),
+        "{after:?}"
+    );
+    assert!(!after.contains("http_headers"), "{after}");
+    let out = run(mcptape(&env, &["uninstall", "--agent", "codex"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(read(&path), before);
+}
