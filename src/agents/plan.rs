@@ -5,6 +5,7 @@
 //! after each, so members added, replaced and removed in one entry never overlap; the
 //! file is still written once, however many entries and containers changed.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -161,10 +162,11 @@ pub fn entries(target: &Target, text: &str) -> Result<Vec<(Scope, Entry)>, Agent
     Ok(out)
 }
 
-/// The entries of `doc` at the key paths of `paths`, looked up one container at a time.
+/// The entries of `doc` at the key paths of `paths`, looked up one container at a time,
+/// each container's entries read once and found by key in O(1).
 struct Lookup<'d> {
     doc: &'d dyn crate::agents::Document,
-    found: Vec<(Vec<String>, Vec<Entry>)>,
+    found: Vec<(Vec<String>, Vec<Entry>, HashMap<String, usize>)>,
 }
 
 impl<'d> Lookup<'d> {
@@ -178,18 +180,22 @@ impl<'d> Lookup<'d> {
     /// The entry at `path` (its container, then its key).
     fn get(&mut self, path: &[String]) -> Result<&Entry, DocError> {
         let container = &path[..path.len().saturating_sub(1)];
-        let at = match self.found.iter().position(|(c, _)| c == container) {
+        let at = match self.found.iter().position(|(c, _, _)| c == container) {
             Some(at) => at,
             None => {
                 let c: Vec<&str> = container.iter().map(String::as_str).collect();
-                self.found.push((container.to_vec(), self.doc.entries(&c)?));
+                let entries = self.doc.entries(&c)?;
+                let by_name = (entries.iter().enumerate())
+                    .map(|(i, e)| (e.name().to_owned(), i))
+                    .collect();
+                self.found.push((container.to_vec(), entries, by_name));
                 self.found.len() - 1
             }
         };
-        self.found[at]
-            .1
-            .iter()
-            .find(|e| e.path == path)
+        let (_, entries, by_name) = &self.found[at];
+        path.last()
+            .and_then(|name| by_name.get(name))
+            .map(|&i| &entries[i])
             .ok_or_else(|| {
                 DocError::Unsupported(format!("entry `{}` went missing", path.join(".")))
             })
@@ -294,14 +300,16 @@ pub fn install(
     if !changes.is_empty() {
         let doc = crate::agents::open(target.format, &after).map_err(&parse)?;
         let mut lookup = Lookup::new(doc.as_ref());
+        let mut wrapped = Vec::new();
         for ((path, _), original) in changes.into_iter().zip(originals) {
             let installed = lookup.get(&path).map_err(&parse)?.value.clone();
-            record.put(RecordedEntry {
+            wrapped.push(RecordedEntry {
                 path,
                 original,
                 installed,
             });
         }
+        record.put_all(wrapped);
     }
     Ok(FilePlan {
         target: target.clone(),
@@ -327,12 +335,16 @@ pub fn uninstall(
     // unwraps then set members of the restored text.
     let mut restores = Vec::new();
     let mut unwraps: Vec<(Vec<String>, Vec<Member>)> = Vec::new();
+    let mut done: HashSet<Vec<String>> = HashSet::new();
+    let recorded: HashMap<&[String], &RecordedEntry> = (record.entries.iter())
+        .map(|e| (e.path.as_slice(), e))
+        .collect();
     for (scope, entry) in entries(target, before)? {
         let server = entry.name().to_owned();
         if !chosen(servers, &server) {
             continue;
         }
-        let recorded = record.get(&entry.path).cloned();
+        let recorded = recorded.get(entry.path.as_slice()).copied().cloned();
         let is_wrapped = wrap::wrapped(&entry.value, &target.dialect).is_some();
         let fate = match (recorded, is_wrapped) {
             (Some(rec), _) if rec.installed == entry.value => {
@@ -351,7 +363,7 @@ pub fn uninstall(
             ),
             (Some(_), false) => {
                 // Unwrapped by someone else: the record has nothing left to do.
-                record.entries.retain(|e| e.path != entry.path);
+                done.insert(entry.path.clone());
                 Fate::NotWrapped
             }
             (None, false) => Fate::NotWrapped,
@@ -378,9 +390,8 @@ pub fn uninstall(
                 .into(),
         );
     }
-    for r in &restores {
-        record.entries.retain(|e| e.path != r.path);
-    }
+    done.extend(restores.iter().map(|r| r.path.clone()));
+    record.entries.retain(|e| !done.contains(&e.path));
     let parse = parse_err(&target.path);
     let edits = restores.into_iter().map(|r| r.edit).collect();
     let restored = apply_edits(before, edits).map_err(&parse)?;
@@ -416,18 +427,18 @@ fn restores_sound(target: &Target, before: &str, restores: &[Restore]) -> bool {
     let mut order: Vec<&Restore> = restores.iter().collect();
     order.sort_by_key(|r| r.edit.span.start);
     let mut shift: isize = 0;
-    let mut spans = Vec::new();
+    let mut spans: HashMap<&[String], Option<std::ops::Range<usize>>> = HashMap::new();
     for Restore { path, edit: e, .. } in order {
         let start = e.span.start.checked_add_signed(shift);
-        spans.push((path, start.map(|s| s..s + e.text.len())));
+        spans.insert(path, start.map(|s| s..s + e.text.len()));
         shift += e.text.len() as isize - e.span.len() as isize;
     }
     old.iter().zip(&new).all(|((_, o), (_, n))| {
         if o.path != n.path {
             return false;
         }
-        match spans.iter().find(|(p, _)| **p == o.path) {
-            Some((_, span)) => span.as_ref() == Some(&n.span),
+        match spans.get(o.path.as_slice()) {
+            Some(span) => span.as_ref() == Some(&n.span),
             None => o.value == n.value,
         }
     })

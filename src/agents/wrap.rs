@@ -120,8 +120,16 @@ pub fn parse_wrapper(command: &str, args: &[String]) -> Option<Wrapped> {
     if !launcher_named {
         return None;
     }
-    let parser = cli::Proxy::augment_args(clap::Command::new(PROXY).no_binary_name(true));
-    let matches = parser.try_get_matches_from(&argv[p + 1..]).ok()?;
+    thread_local! {
+        // Built once: building clap's command costs more than parsing with it, and a
+        // file may hold thousands of wrapped entries.
+        static PARSER: std::cell::RefCell<clap::Command> = std::cell::RefCell::new(
+            cli::Proxy::augment_args(clap::Command::new(PROXY).no_binary_name(true)),
+        );
+    }
+    let matches = PARSER
+        .with(|parser| parser.borrow_mut().try_get_matches_from_mut(&argv[p + 1..]))
+        .ok()?;
     let proxy = cli::Proxy::from_arg_matches(&matches).ok()?;
     let inner = match (proxy.url, proxy.command.split_first()) {
         (Some(url), _) => Inner::Url(url),
