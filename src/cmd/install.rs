@@ -18,6 +18,14 @@ use crate::outcome::Outcome;
 use crate::table::{Align, Table};
 use crate::term;
 
+/// A line of the report on stderr. A closed stderr (`2>&1 | true`) loses the report but
+/// never panics, as `eprintln!` would: the command still does its work and ends as usual.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::style::eprint(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 /// What the command does to each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Job<'a> {
@@ -117,9 +125,7 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
         Job::Uninstall => "uninstall",
     };
     if found.files.is_empty() {
-        eprintln!(
-            "mcptape {verb}: no config file of the chosen agents was found; nothing to change"
-        );
+        say!("mcptape {verb}: no config file of the chosen agents was found; nothing to change");
         return Ok(Outcome::Ok);
     }
     let mut plans = Vec::new();
@@ -169,22 +175,22 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
                 record::save(rec_path, &p.record)?;
             }
         }
-        eprintln!(
+        say!(
             "  backup: {}",
             term::line(&agent::shown_path(&backup, home))
         );
     }
     if changed == 0 {
-        eprintln!("mcptape {verb}: nothing to change");
+        say!("mcptape {verb}: nothing to change");
     } else if t.dry_run {
-        eprintln!("mcptape {verb}: --dry-run: {changed} file(s) would change; nothing was written");
+        say!("mcptape {verb}: --dry-run: {changed} file(s) would change; nothing was written");
     }
     Ok(Outcome::Ok)
 }
 
 /// One line per entry on stderr: what happened to it and why.
 fn report(p: &FilePlan, agent: &str, shown: &str) {
-    eprintln!("{agent} {}", term::line(shown));
+    say!("{agent} {}", term::line(shown));
     for e in &p.entries {
         let (what, why) = match &e.fate {
             Fate::Wrapped => ("wrapped", String::new()),
@@ -202,7 +208,7 @@ fn report(p: &FilePlan, agent: &str, shown: &str) {
         } else {
             ""
         };
-        eprintln!(
+        say!(
             "  {warn}{} ({}): {what}{}",
             term::line(&e.server),
             scope_name(e.scope),
@@ -241,7 +247,7 @@ fn list(t: &Targets) -> Result<Outcome> {
         }
     }
     if found.files.is_empty() {
-        eprintln!("mcptape install --list: no config file of the chosen agents was found");
+        say!("mcptape install --list: no config file of the chosen agents was found");
         return Ok(Outcome::Ok);
     }
     out(&table.render(""))?;

@@ -142,3 +142,17 @@ fn a_codex_entry_with_header_subtables_installs_without_blank_runs_and_uninstall
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(read(&path), before);
 }
+
+#[test]
+fn a_closed_stderr_loses_the_install_report_but_never_panics() {
+    let env = Env::new();
+    let before = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+    let path = place(&env, CURSOR, before);
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut cmd = mcptape(&env, &["install", "--agent", "cursor"]);
+    cmd.stderr(writer).stdout(std::process::Stdio::null());
+    let status = cmd.status().expect("run mcptape");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(read(&path).contains("proxy"), "the install was not done");
+}
