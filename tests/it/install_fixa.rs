@@ -156,3 +156,23 @@ fn a_closed_stderr_loses_the_install_report_but_never_panics() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(read(&path).contains("proxy"), "the install was not done");
 }
+
+#[test]
+fn a_backups_dir_every_user_may_write_to_is_refused_and_nothing_changes() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let before = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+    let path = place(&env, CURSOR, before);
+    let backups = env.mcptape_home().join("backups");
+    std::fs::create_dir_all(&backups).expect("mkdir");
+    std::fs::set_permissions(&backups, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let out = run(mcptape(&env, &["install", "--agent", "cursor"]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("writable by every user"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(read(&path), before);
+    assert_eq!(std::fs::read_dir(&backups).expect("ls").count(), 0);
+}
