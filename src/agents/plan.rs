@@ -137,9 +137,9 @@ impl FilePlan {
 }
 
 fn parse_err(path: &Path) -> impl Fn(DocError) -> AgentError + '_ {
-    move |source| AgentError::Parse {
+    move |problem| AgentError::Parse {
         path: path.to_path_buf(),
-        source,
+        problem,
     }
 }
 

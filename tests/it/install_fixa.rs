@@ -176,3 +176,19 @@ fn a_backups_dir_every_user_may_write_to_is_refused_and_nothing_changes() {
     assert_eq!(read(&path), before);
     assert_eq!(std::fs::read_dir(&backups).expect("ls").count(), 0);
 }
+
+#[test]
+fn a_file_that_does_not_parse_is_said_once_and_a_bom_is_named() {
+    let env = Env::new();
+    let before = "\u{feff}{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}";
+    let path = place(&env, CURSOR, before);
+    let out = run(mcptape(&env, &["install", "--agent", "cursor"]));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 1, column 1: the file opens with a byte-order mark"),
+        "{err}"
+    );
+    assert!(!err.contains("caused by"), "said twice: {err}");
+    assert_eq!(read(&path), before);
+}
