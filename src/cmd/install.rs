@@ -152,7 +152,7 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
     for (p, rec_path) in &plans {
         let shown = agent::shown_path(&p.target.path, home);
         let agent = agent_name(p.target.agent);
-        report(p, &agent, &shown);
+        report(p, &agent, &shown, t.dry_run);
         if !p.changes() {
             continue;
         }
@@ -189,7 +189,7 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
 }
 
 /// One line per entry on stderr: what happened to it and why.
-fn report(p: &FilePlan, agent: &str, shown: &str) {
+fn report(p: &FilePlan, agent: &str, shown: &str, dry_run: bool) {
     say!("{agent} {}", term::line(shown));
     for e in &p.entries {
         let (what, why) = match &e.fate {
@@ -202,6 +202,13 @@ fn report(p: &FilePlan, agent: &str, shown: &str) {
                 ": note: no install record; its command was read back from the wrapper".into(),
             ),
             Fate::Skipped(why) => ("skipped", format!(": {why}")),
+        };
+        // A dry run says what would happen, never that it did.
+        let what = match (&e.fate, dry_run) {
+            (Fate::Wrapped, true) => "would wrap",
+            (Fate::Restored, true) => "would restore",
+            (Fate::Unwrapped, true) => "would unwrap",
+            _ => what,
         };
         let warn = if matches!(e.fate, Fate::Skipped(_)) {
             "warning: "
@@ -248,6 +255,10 @@ fn list(t: &Targets) -> Result<Outcome> {
     }
     if found.files.is_empty() {
         say!("mcptape install --list: no config file of the chosen agents was found");
+        return Ok(Outcome::Ok);
+    }
+    if table.is_empty() {
+        say!("mcptape install --list: no server entry in the chosen agents' config files");
         return Ok(Outcome::Ok);
     }
     out(&table.render(""))?;

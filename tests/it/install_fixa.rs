@@ -192,3 +192,53 @@ fn a_file_that_does_not_parse_is_said_once_and_a_bom_is_named() {
     assert!(!err.contains("caused by"), "said twice: {err}");
     assert_eq!(read(&path), before);
 }
+
+#[test]
+fn a_dry_run_says_would_and_a_list_with_no_entry_says_so() {
+    let env = Env::new();
+    let before = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+    place(&env, CURSOR, before);
+    let out = run(mcptape(
+        &env,
+        &["install", "--agent", "cursor", "--dry-run"],
+    ));
+    assert!(
+        stderr(&out).contains("a (user): would wrap"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        run(mcptape(&env, &["install", "--agent", "cursor"]))
+            .status
+            .success()
+    );
+    let out = run(mcptape(
+        &env,
+        &["uninstall", "--agent", "cursor", "--dry-run"],
+    ));
+    assert!(
+        stderr(&out).contains("a (user): would restore"),
+        "{}",
+        stderr(&out)
+    );
+    // A file of the agent, but no entry in the chosen scope: said, not an empty table.
+    place(&env, "~/.claude.json", before);
+    let out = run(mcptape(
+        &env,
+        &[
+            "install",
+            "--agent",
+            "claude-code",
+            "--scope",
+            "project",
+            "--list",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(crate::support::stdout(&out), "");
+    assert!(
+        stderr(&out).contains("install --list: no server entry"),
+        "{}",
+        stderr(&out)
+    );
+}
