@@ -166,7 +166,13 @@ pub fn entries(target: &Target, text: &str) -> Result<Vec<(Scope, Entry)>, Agent
 /// each container's entries read once and found by key in O(1).
 struct Lookup<'d> {
     doc: &'d dyn crate::agents::Document,
-    found: Vec<(Vec<String>, Vec<Entry>, HashMap<String, usize>)>,
+    found: Vec<(Vec<String>, Container)>,
+}
+
+/// One container's entries, and where each is by key.
+struct Container {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
 }
 
 impl<'d> Lookup<'d> {
@@ -180,7 +186,7 @@ impl<'d> Lookup<'d> {
     /// The entry at `path` (its container, then its key).
     fn get(&mut self, path: &[String]) -> Result<&Entry, DocError> {
         let container = &path[..path.len().saturating_sub(1)];
-        let at = match self.found.iter().position(|(c, _, _)| c == container) {
+        let at = match self.found.iter().position(|(c, _)| c == container) {
             Some(at) => at,
             None => {
                 let c: Vec<&str> = container.iter().map(String::as_str).collect();
@@ -188,11 +194,12 @@ impl<'d> Lookup<'d> {
                 let by_name = (entries.iter().enumerate())
                     .map(|(i, e)| (e.name().to_owned(), i))
                     .collect();
-                self.found.push((container.to_vec(), entries, by_name));
+                self.found
+                    .push((container.to_vec(), Container { entries, by_name }));
                 self.found.len() - 1
             }
         };
-        let (_, entries, by_name) = &self.found[at];
+        let (_, Container { entries, by_name }) = &self.found[at];
         path.last()
             .and_then(|name| by_name.get(name))
             .map(|&i| &entries[i])
