@@ -92,6 +92,12 @@ pub const EXITS: &[Exit] = &[
                   secret too)",
     },
     Exit {
+        code: Code::Is(EXIT_DIFFERENT),
+        commands: &["install", "uninstall"],
+        meaning: "a backup, the install record or the config could not be written (the \
+                  config is as it was)",
+    },
+    Exit {
         code: Code::Passed,
         commands: WRAPPERS,
         meaning: "the wrapped command's own status; 128+N when it was killed by signal N",

@@ -34,6 +34,11 @@ impl Table {
         }
     }
 
+    /// True when no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Adds a row; each cell is escaped here (it may come from a tape or a config).
     /// Missing cells are empty, extra ones dropped.
     pub fn row<S: AsRef<str>>(&mut self, cells: &[S]) {

@@ -17,12 +17,14 @@ pub enum AgentError {
         source: std::io::Error,
     },
     /// The file is not in its format.
-    #[error("`{}`: {source}", path.display())]
+    // `problem`, not `source`: the message already says it, and a source would be
+    // printed again as `caused by:`.
+    #[error("`{}`: {problem}", path.display())]
     Parse {
         /// The config file.
         path: PathBuf,
         /// Where and what.
-        source: DocError,
+        problem: DocError,
     },
     /// A server entry is not an object.
     #[error("`{}`: server `{name}` is not an object", path.display())]

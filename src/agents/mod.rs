@@ -44,6 +44,15 @@ pub use error::AgentError;
 
 /// The [`Document`] of `text` in `format`. The one place a format is chosen.
 pub fn open(format: Format, text: &str) -> Result<Box<dyn Document>, DocError> {
+    // Named rather than read past: an edit would have to keep it, and the parsers'
+    // own message (`Unexpected token`) does not say what is there.
+    if text.starts_with('\u{feff}') {
+        return Err(DocError::Syntax {
+            line: 1,
+            column: 1,
+            message: "the file opens with a byte-order mark (U+FEFF); save it without one".into(),
+        });
+    }
     match format {
         Format::Json => Ok(Box::new(json::JsonDocument::parse(text)?)),
         Format::Toml => Ok(Box::new(toml::TomlDocument::parse(text)?)),

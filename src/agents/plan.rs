@@ -5,6 +5,7 @@
 //! after each, so members added, replaced and removed in one entry never overlap; the
 //! file is still written once, however many entries and containers changed.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -49,8 +50,19 @@ pub fn targets(agents: &[AgentName], scope: Option<Scope>, place: &Place) -> Vec
                 continue;
             }
             let with_scope = containers.into_iter().map(|c| (s, c));
-            match out.iter_mut().find(|t| t.agent == agent && t.path == path) {
-                Some(t) => t.containers.extend(with_scope),
+            let same = |t: &Target| t.agent == agent && same_file(&t.path, &path);
+            match out.iter_mut().find(|t| same(t)) {
+                Some(t) => {
+                    for (s, c) in with_scope {
+                        match t.containers.iter_mut().find(|(_, have)| *have == c) {
+                            // One file both scopes name (`~/.cursor/mcp.json` from
+                            // `$HOME`): one container, shown as user.
+                            Some(have) if s == Scope::User => have.0 = s,
+                            Some(_) => {}
+                            None => t.containers.push((s, c)),
+                        }
+                    }
+                }
                 None => out.push(Target {
                     agent,
                     path,
@@ -62,6 +74,16 @@ pub fn targets(agents: &[AgentName], scope: Option<Scope>, place: &Place) -> Vec
         }
     }
     out
+}
+
+/// Whether `a` and `b` are one file: equal paths, or equal once canonical (a file that
+/// does not exist yet is only its path).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// What happened to one entry.
@@ -115,9 +137,9 @@ impl FilePlan {
 }
 
 fn parse_err(path: &Path) -> impl Fn(DocError) -> AgentError + '_ {
-    move |source| AgentError::Parse {
+    move |problem| AgentError::Parse {
         path: path.to_path_buf(),
-        source,
+        problem,
     }
 }
 
@@ -140,10 +162,17 @@ pub fn entries(target: &Target, text: &str) -> Result<Vec<(Scope, Entry)>, Agent
     Ok(out)
 }
 
-/// The entries of `doc` at the key paths of `paths`, looked up one container at a time.
+/// The entries of `doc` at the key paths of `paths`, looked up one container at a time,
+/// each container's entries read once and found by key in O(1).
 struct Lookup<'d> {
     doc: &'d dyn crate::agents::Document,
-    found: Vec<(Vec<String>, Vec<Entry>)>,
+    found: Vec<(Vec<String>, Container)>,
+}
+
+/// One container's entries, and where each is by key.
+struct Container {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
 }
 
 impl<'d> Lookup<'d> {
@@ -161,14 +190,19 @@ impl<'d> Lookup<'d> {
             Some(at) => at,
             None => {
                 let c: Vec<&str> = container.iter().map(String::as_str).collect();
-                self.found.push((container.to_vec(), self.doc.entries(&c)?));
+                let entries = self.doc.entries(&c)?;
+                let by_name = (entries.iter().enumerate())
+                    .map(|(i, e)| (e.name().to_owned(), i))
+                    .collect();
+                self.found
+                    .push((container.to_vec(), Container { entries, by_name }));
                 self.found.len() - 1
             }
         };
-        self.found[at]
-            .1
-            .iter()
-            .find(|e| e.path == path)
+        let (_, Container { entries, by_name }) = &self.found[at];
+        path.last()
+            .and_then(|name| by_name.get(name))
+            .map(|&i| &entries[i])
             .ok_or_else(|| {
                 DocError::Unsupported(format!("entry `{}` went missing", path.join(".")))
             })
@@ -200,6 +234,37 @@ fn set_all(
     Ok(cur)
 }
 
+/// How deep an entry's value may nest for the install record (JSON, read back with
+/// serde_json's limit of 128 levels, the entry's value 3 levels down) to hold it.
+const MAX_RECORD_DEPTH: usize = 120;
+
+/// The nesting depth of `value`: 0 for a scalar, 1 for a flat object or array.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0)];
+    while let Some((v, d)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(d + 1);
+        stack.extend(children.map(|c| (c, d + 1)));
+    }
+    deepest
+}
+
+/// [`wrap::wrap`], but an entry the install record could not hold is skipped (its
+/// record could not be read back, and uninstall would fail for good).
+fn wrap_within_record(value: &Value, key: &str, d: &Dialect, launcher: &[String]) -> Wrap {
+    match wrap::wrap(value, key, d, launcher) {
+        Wrap::Members(_) if depth(value) > MAX_RECORD_DEPTH => Wrap::Skip(format!(
+            "nested deeper than {MAX_RECORD_DEPTH} levels, more than the install record holds"
+        )),
+        other => other,
+    }
+}
+
 fn chosen(servers: &[String], name: &str) -> bool {
     servers.is_empty() || servers.iter().any(|s| s == name)
 }
@@ -222,7 +287,7 @@ pub fn install(
         if !chosen(servers, &server) {
             continue;
         }
-        let fate = match wrap::wrap(&entry.value, &server, &target.dialect, launcher) {
+        let fate = match wrap_within_record(&entry.value, &server, &target.dialect, launcher) {
             Wrap::Wrapped => Fate::AlreadyWrapped,
             Wrap::Skip(why) => Fate::Skipped(why),
             Wrap::Members(members) => {
@@ -242,14 +307,16 @@ pub fn install(
     if !changes.is_empty() {
         let doc = crate::agents::open(target.format, &after).map_err(&parse)?;
         let mut lookup = Lookup::new(doc.as_ref());
+        let mut wrapped = Vec::new();
         for ((path, _), original) in changes.into_iter().zip(originals) {
             let installed = lookup.get(&path).map_err(&parse)?.value.clone();
-            record.put(RecordedEntry {
+            wrapped.push(RecordedEntry {
                 path,
                 original,
                 installed,
             });
         }
+        record.put_all(wrapped);
     }
     Ok(FilePlan {
         target: target.clone(),
@@ -275,20 +342,27 @@ pub fn uninstall(
     // unwraps then set members of the restored text.
     let mut restores = Vec::new();
     let mut unwraps: Vec<(Vec<String>, Vec<Member>)> = Vec::new();
+    let mut done: HashSet<Vec<String>> = HashSet::new();
+    let recorded: HashMap<&[String], &RecordedEntry> = (record.entries.iter())
+        .map(|e| (e.path.as_slice(), e))
+        .collect();
     for (scope, entry) in entries(target, before)? {
         let server = entry.name().to_owned();
         if !chosen(servers, &server) {
             continue;
         }
-        let recorded = record.get(&entry.path).cloned();
+        let recorded = recorded.get(entry.path.as_slice()).copied().cloned();
         let is_wrapped = wrap::wrapped(&entry.value, &target.dialect).is_some();
         let fate = match (recorded, is_wrapped) {
             (Some(rec), _) if rec.installed == entry.value => {
-                restores.push(Edit {
-                    span: entry.span.clone(),
-                    text: rec.original,
+                restores.push(Restore {
+                    outcome: outcomes.len(),
+                    path: entry.path.clone(),
+                    edit: Edit {
+                        span: entry.span.clone(),
+                        text: rec.original,
+                    },
                 });
-                record.entries.retain(|e| e.path != entry.path);
                 Fate::Restored
             }
             (Some(_), true) => Fate::Skipped(
@@ -296,7 +370,7 @@ pub fn uninstall(
             ),
             (Some(_), false) => {
                 // Unwrapped by someone else: the record has nothing left to do.
-                record.entries.retain(|e| e.path != entry.path);
+                done.insert(entry.path.clone());
                 Fate::NotWrapped
             }
             (None, false) => Fate::NotWrapped,
@@ -317,8 +391,17 @@ pub fn uninstall(
             fate,
         });
     }
+    for at in refused_restores(target, before, &mut restores) {
+        outcomes[at].fate = Fate::Skipped(
+            "its install record does not hold one entry of this file (edited?); left wrapped"
+                .into(),
+        );
+    }
+    done.extend(restores.iter().map(|r| r.path.clone()));
+    record.entries.retain(|e| !done.contains(&e.path));
     let parse = parse_err(&target.path);
-    let restored = apply_edits(before, restores).map_err(&parse)?;
+    let edits = restores.into_iter().map(|r| r.edit).collect();
+    let restored = apply_edits(before, edits).map_err(&parse)?;
     let after = set_all(target.format, &restored, &unwraps).map_err(&parse)?;
     Ok(FilePlan {
         target: target.clone(),
@@ -327,6 +410,72 @@ pub fn uninstall(
         entries: outcomes,
         record,
     })
+}
+
+/// A restore splices a record's `original` text, which anyone may have edited. It is
+/// sound when the restored text parses, the entry there spans exactly that text (one
+/// value of the file's format, nothing after it), and every other entry is unchanged.
+fn restores_sound(target: &Target, before: &str, restores: &[Restore]) -> bool {
+    let Ok(old) = entries(target, before) else {
+        return false;
+    };
+    let edits: Vec<Edit> = restores.iter().map(|r| r.edit.clone()).collect();
+    let Some(new) = apply_edits(before, edits)
+        .ok()
+        .and_then(|text| entries(target, &text).ok())
+    else {
+        return false;
+    };
+    if new.len() != old.len() {
+        return false;
+    }
+    // Where each restored entry must start in the new text: edits are applied in
+    // position order, each shifting what follows by its change of length.
+    let mut order: Vec<&Restore> = restores.iter().collect();
+    order.sort_by_key(|r| r.edit.span.start);
+    let mut shift: isize = 0;
+    let mut spans: HashMap<&[String], Option<std::ops::Range<usize>>> = HashMap::new();
+    for Restore { path, edit: e, .. } in order {
+        let start = e.span.start.checked_add_signed(shift);
+        spans.insert(path, start.map(|s| s..s + e.text.len()));
+        shift += e.text.len() as isize - e.span.len() as isize;
+    }
+    old.iter().zip(&new).all(|((_, o), (_, n))| {
+        if o.path != n.path {
+            return false;
+        }
+        match spans.get(o.path.as_slice()) {
+            Some(span) => span.as_ref() == Some(&n.span),
+            None => o.value == n.value,
+        }
+    })
+}
+
+/// One entry to restore from its install record.
+struct Restore {
+    /// Its line in the plan's outcomes.
+    outcome: usize,
+    /// Its key path.
+    path: Vec<String>,
+    /// Its recorded original over its wrapped text.
+    edit: Edit,
+}
+
+/// Keeps in `restores` only the sound ones (all of them, checked with one parse, when
+/// they are); returns the outcome lines of those it refused.
+fn refused_restores(target: &Target, before: &str, restores: &mut Vec<Restore>) -> Vec<usize> {
+    if restores.is_empty() || restores_sound(target, before, restores) {
+        return Vec::new();
+    }
+    let mut refused = Vec::new();
+    restores.retain(|r| {
+        let sound = restores_sound(target, before, std::slice::from_ref(r));
+        if !sound {
+            refused.push(r.outcome);
+        }
+        sound
+    });
+    refused
 }
 
 /// Whether an entry's value is wrapped, for `--list`.

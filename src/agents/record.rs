@@ -47,15 +47,13 @@ impl InstallRecord {
         }
     }
 
-    /// The recorded entry at `path`.
-    pub fn get(&self, path: &[String]) -> Option<&RecordedEntry> {
-        self.entries.iter().find(|e| e.path == path)
-    }
-
-    /// Adds or replaces the entry at its path.
-    pub fn put(&mut self, entry: RecordedEntry) {
-        self.entries.retain(|e| e.path != entry.path);
-        self.entries.push(entry);
+    /// Adds `entries`, each replacing the entry at its path: one pass over the record,
+    /// however many there are.
+    pub fn put_all(&mut self, entries: Vec<RecordedEntry>) {
+        let new: std::collections::HashSet<&[String]> =
+            entries.iter().map(|e| e.path.as_slice()).collect();
+        self.entries.retain(|e| !new.contains(e.path.as_slice()));
+        self.entries.extend(entries);
     }
 }
 

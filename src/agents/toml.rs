@@ -353,6 +353,24 @@ impl Document for TomlDocument {
     }
 }
 
+/// The start of the blank lines just before the line of `at`, when that line holds only
+/// spaces before `at` and blank lines precede it.
+fn blank_lines_before(text: &str, at: usize) -> Option<usize> {
+    let mut start = line_start(text, at);
+    if !text[start..at].trim().is_empty() {
+        return None;
+    }
+    let line = start;
+    while start > 0 {
+        let prev = line_start(text, start - 1);
+        if !text[prev..start].trim().is_empty() {
+            break;
+        }
+        start = prev;
+    }
+    (start < line).then_some(start)
+}
+
 impl TomlDocument {
     fn set_in(
         &self,
@@ -433,6 +451,12 @@ impl TomlDocument {
                 } else {
                     members[i - 1].extent.end..m.extent.end
                 }
+            }
+            // A `[table]` of its own takes the blank lines before it along: the blank
+            // lines after it then part what it parted, and none is left at the end.
+            Node::Table(..) if !m.in_body => {
+                blank_lines_before(&self.text, m.extent.start).unwrap_or(m.extent.start)
+                    ..m.extent.end
             }
             Node::Table(..) => m.extent.clone(),
         };

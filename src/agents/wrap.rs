@@ -7,9 +7,11 @@
 //! header values move into the entry's `env`, never into argv. What a stdio front
 //! cannot express is a [`Wrap::Skip`] with the reason.
 
+use clap::{Args, FromArgMatches};
 use serde_json::{Map, Value};
 
 use crate::agents::dialect::{CommandShape, Dialect};
+use crate::{cli, mode};
 
 /// The words after the launcher that open a wrapper's arguments.
 const PROXY: &str = "proxy";
@@ -42,13 +44,15 @@ pub enum Inner {
     },
     /// `--url URL …`.
     Url(String),
+    /// Neither: a front answering from a tape (`--listen` with `--replay`).
+    Tape,
 }
 
 /// A wrapped entry's `proxy` arguments, read back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Wrapped {
-    /// The `--server` name.
-    pub server: String,
+    /// The `--server` name, if it gives one.
+    pub server: Option<String>,
     /// What it wraps.
     pub inner: Inner,
 }
@@ -99,8 +103,10 @@ fn command_line(
     }
 }
 
-/// Reads a wrapper back from its program and arguments: `…mcptape… proxy --server KEY`
-/// then `--` or `--url`.
+/// Reads a wrapper back from its program and arguments: a launcher word naming
+/// `mcptape…`, then `proxy` and arguments the proxy's own clap parser ([`cli::Proxy`])
+/// accepts, its flags in any order. "Wrapped" means the entry runs `mcptape proxy`,
+/// whatever `--server` it names.
 pub fn parse_wrapper(command: &str, args: &[String]) -> Option<Wrapped> {
     let argv: Vec<&str> = std::iter::once(command)
         .chain(args.iter().map(String::as_str))
@@ -111,24 +117,32 @@ pub fn parse_wrapper(command: &str, args: &[String]) -> Option<Wrapped> {
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("mcptape"))
     });
-    if !launcher_named || argv.get(p + 1) != Some(&"--server") {
+    if !launcher_named {
         return None;
     }
-    let server = (*argv.get(p + 2)?).to_owned();
-    match *argv.get(p + 3)? {
-        "--" => Some(Wrapped {
-            server,
-            inner: Inner::Stdio {
-                command: (*argv.get(p + 4)?).to_owned(),
-                args: argv[p + 5..].iter().map(|s| (*s).to_owned()).collect(),
-            },
-        }),
-        "--url" => Some(Wrapped {
-            server,
-            inner: Inner::Url((*argv.get(p + 4)?).to_owned()),
-        }),
-        _ => None,
+    thread_local! {
+        // Built once: building clap's command costs more than parsing with it, and a
+        // file may hold thousands of wrapped entries.
+        static PARSER: std::cell::RefCell<clap::Command> = std::cell::RefCell::new(
+            cli::Proxy::augment_args(clap::Command::new(PROXY).no_binary_name(true)),
+        );
     }
+    let matches = PARSER
+        .with(|parser| parser.borrow_mut().try_get_matches_from_mut(&argv[p + 1..]))
+        .ok()?;
+    let proxy = cli::Proxy::from_arg_matches(&matches).ok()?;
+    let inner = match (proxy.url, proxy.command.split_first()) {
+        (Some(url), _) => Inner::Url(url),
+        (None, Some((command, args))) => Inner::Stdio {
+            command: command.clone(),
+            args: args.to_vec(),
+        },
+        (None, None) => Inner::Tape,
+    };
+    Some(Wrapped {
+        server: proxy.server,
+        inner,
+    })
 }
 
 /// The wrapper an entry holds, if it is wrapped.
@@ -137,10 +151,16 @@ pub fn wrapped(entry: &Value, d: &Dialect) -> Option<Wrapped> {
     parse_wrapper(&command, &args)
 }
 
-/// The program and arguments of a wrapper around `inner`.
+/// The program and arguments of a wrapper around `inner`. A key that starts with `-`
+/// goes as `--server=KEY`, which clap reads as the flag's value, never as a flag.
 fn wrapper(launcher: &[String], key: &str, tail: &[&str]) -> (String, Vec<String>) {
     let mut args: Vec<String> = launcher[1..].to_vec();
-    args.extend([PROXY, "--server", key].map(str::to_owned));
+    args.push(PROXY.to_owned());
+    if key.starts_with('-') {
+        args.push(format!("--server={key}"));
+    } else {
+        args.extend(["--server", key].map(str::to_owned));
+    }
     args.extend(tail.iter().map(|s| (*s).to_owned()));
     (launcher[0].clone(), args)
 }
@@ -175,6 +195,9 @@ pub fn wrap(entry: &Value, key: &str, d: &Dialect, launcher: &[String]) -> Wrap 
     };
     if launcher.is_empty() {
         return Wrap::Skip("no launcher command".into());
+    }
+    if let Err(invalid) = mode::check_server_name(key) {
+        return Wrap::Skip(invalid.to_string());
     }
     let kind = d.kind.and_then(|k| obj.get(k)).and_then(Value::as_str);
     if let Some(k) = kind.filter(|k| d.kind_in_process.contains(k)) {
@@ -325,7 +348,7 @@ pub fn unwrap_stdio(entry: &Value, d: &Dialect) -> Option<Vec<Member>> {
     let obj = entry.as_object()?;
     match wrapped(entry, d)?.inner {
         Inner::Stdio { command, args } => Some(command_members(obj, d, command, args)),
-        Inner::Url(_) => None,
+        Inner::Url(_) | Inner::Tape => None,
     }
 }
 

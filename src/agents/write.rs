@@ -71,14 +71,21 @@ fn open_nofollow(path: &Path, options: &mut OpenOptions) -> io::Result<fs::File>
         .open(path)
 }
 
-/// Creates `dir` (0700) when missing; refuses a symbolic link there.
+/// Creates `dir` (0700) when missing; refuses a symbolic link there, and an existing
+/// directory every user may write to or another user's ([`crate::tape::safety`]'s
+/// rule for private files).
 pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     match fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("`{}` is a symbolic link", dir.display()),
         )),
-        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) if m.is_dir() => crate::tape::safety::check_private_dir(&m).map_err(|why| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("`{}`: {why}", dir.display()),
+            )
+        }),
         Ok(_) => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("`{}` is not a directory", dir.display()),

@@ -18,6 +18,14 @@ use crate::outcome::Outcome;
 use crate::table::{Align, Table};
 use crate::term;
 
+/// A line of the report on stderr. A closed stderr (`2>&1 | true`) loses the report but
+/// never panics, as `eprintln!` would: the command still does its work and ends as usual.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::style::eprint(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 /// What the command does to each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Job<'a> {
@@ -117,9 +125,7 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
         Job::Uninstall => "uninstall",
     };
     if found.files.is_empty() {
-        eprintln!(
-            "mcptape {verb}: no config file of the chosen agents was found; nothing to change"
-        );
+        say!("mcptape {verb}: no config file of the chosen agents was found; nothing to change");
         return Ok(Outcome::Ok);
     }
     let mut plans = Vec::new();
@@ -146,7 +152,7 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
     for (p, rec_path) in &plans {
         let shown = agent::shown_path(&p.target.path, home);
         let agent = agent_name(p.target.agent);
-        report(p, &agent, &shown);
+        report(p, &agent, &shown, t.dry_run);
         if !p.changes() {
             continue;
         }
@@ -169,22 +175,22 @@ fn run(t: &Targets, job: Job<'_>) -> Result<Outcome> {
                 record::save(rec_path, &p.record)?;
             }
         }
-        eprintln!(
+        say!(
             "  backup: {}",
             term::line(&agent::shown_path(&backup, home))
         );
     }
     if changed == 0 {
-        eprintln!("mcptape {verb}: nothing to change");
+        say!("mcptape {verb}: nothing to change");
     } else if t.dry_run {
-        eprintln!("mcptape {verb}: --dry-run: {changed} file(s) would change; nothing was written");
+        say!("mcptape {verb}: --dry-run: {changed} file(s) would change; nothing was written");
     }
     Ok(Outcome::Ok)
 }
 
 /// One line per entry on stderr: what happened to it and why.
-fn report(p: &FilePlan, agent: &str, shown: &str) {
-    eprintln!("{agent} {}", term::line(shown));
+fn report(p: &FilePlan, agent: &str, shown: &str, dry_run: bool) {
+    say!("{agent} {}", term::line(shown));
     for e in &p.entries {
         let (what, why) = match &e.fate {
             Fate::Wrapped => ("wrapped", String::new()),
@@ -197,12 +203,19 @@ fn report(p: &FilePlan, agent: &str, shown: &str) {
             ),
             Fate::Skipped(why) => ("skipped", format!(": {why}")),
         };
+        // A dry run says what would happen, never that it did.
+        let what = match (&e.fate, dry_run) {
+            (Fate::Wrapped, true) => "would wrap",
+            (Fate::Restored, true) => "would restore",
+            (Fate::Unwrapped, true) => "would unwrap",
+            _ => what,
+        };
         let warn = if matches!(e.fate, Fate::Skipped(_)) {
             "warning: "
         } else {
             ""
         };
-        eprintln!(
+        say!(
             "  {warn}{} ({}): {what}{}",
             term::line(&e.server),
             scope_name(e.scope),
@@ -241,7 +254,11 @@ fn list(t: &Targets) -> Result<Outcome> {
         }
     }
     if found.files.is_empty() {
-        eprintln!("mcptape install --list: no config file of the chosen agents was found");
+        say!("mcptape install --list: no config file of the chosen agents was found");
+        return Ok(Outcome::Ok);
+    }
+    if table.is_empty() {
+        say!("mcptape install --list: no server entry in the chosen agents' config files");
         return Ok(Outcome::Ok);
     }
     out(&table.render(""))?;

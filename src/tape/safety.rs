@@ -50,6 +50,11 @@ pub enum Unsafe {
     NoReader,
     /// The file has this many names (hard links).
     HardLinked(u64),
+    /// A directory for private files (backups, install records) that every user may
+    /// write to, sticky or not.
+    OpenDir,
+    /// A directory for private files that belongs to another user.
+    ForeignDir,
 }
 
 impl std::fmt::Display for Unsafe {
@@ -75,6 +80,12 @@ impl std::fmt::Display for Unsafe {
                 f,
                 "it has {names} names (hard links): writing it would change the file of the \
                  other names too, and replacing it would leave them as they were"
+            ),
+            Unsafe::OpenDir => f.write_str(
+                "it is writable by every user, and the files it would hold keep secrets",
+            ),
+            Unsafe::ForeignDir => f.write_str(
+                "it belongs to another user, and the files it would hold keep secrets",
             ),
         }
     }
@@ -121,6 +132,23 @@ fn judge_dir(mode: u32) -> Result<Dir, Unsafe> {
         (true, true) => Ok(Dir::SharedSticky),
         (true, false) => Err(Unsafe::SharedDir),
     }
+}
+
+/// Decides on an existing directory meant for private files: the rules of [`judge_dir`]
+/// without the sticky exception (others could still add files there), and it must be
+/// ours.
+fn judge_private_dir(mode: u32, dir_uid: u32, our_uid: u32) -> Result<(), Unsafe> {
+    match judge_dir(mode) {
+        Ok(Dir::Private) if dir_uid == our_uid => Ok(()),
+        Ok(Dir::Private) => Err(Unsafe::ForeignDir),
+        _ => Err(Unsafe::OpenDir),
+    }
+}
+
+/// Refuses an existing directory (`meta`, read without following a link) that is to
+/// hold private files, when every user may write to it or it is not ours.
+pub fn check_private_dir(meta: &std::fs::Metadata) -> Result<(), Unsafe> {
+    judge_private_dir(meta.mode(), meta.uid(), nix::unistd::geteuid().as_raw())
 }
 
 /// Decides on a file opened in a directory: in a shared one it must be ours.
@@ -263,6 +291,15 @@ mod tests {
         let err = check_replace(&link).expect_err("refused");
         assert!(err.to_string().contains("link"), "{err}");
         assert_eq!(std::fs::read(&target).expect("read"), b"keep");
+    }
+
+    #[test]
+    fn a_directory_for_private_files_is_ours_and_nobody_elses_to_write() {
+        assert_eq!(judge_private_dir(0o40700, 1000, 1000), Ok(()));
+        assert_eq!(judge_private_dir(0o40750, 1000, 1000), Ok(()));
+        assert_eq!(judge_private_dir(0o40777, 1000, 1000), Err(Unsafe::OpenDir));
+        assert_eq!(judge_private_dir(0o41777, 1000, 1000), Err(Unsafe::OpenDir));
+        assert_eq!(judge_private_dir(0o40700, 0, 1000), Err(Unsafe::ForeignDir));
     }
 
     #[test]

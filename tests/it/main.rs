@@ -27,6 +27,7 @@ mod http_limits;
 mod import_claude;
 mod import_codex;
 mod install;
+mod install_fixa;
 mod install_formats;
 mod install_formats_codex;
 mod install_runs;

@@ -2,6 +2,7 @@
 //! object members, with each member's name, its byte ranges and, when its value is an
 //! object, that object. Edits and lookups then never parse the whole text again.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use jsonc_parser::ast::{Object, ObjectPropName, Value as Ast};
@@ -33,6 +34,24 @@ pub struct Obj {
     pub range: Range<usize>,
     /// Its members in text order.
     pub properties: Vec<Prop>,
+    /// Each member's place in `properties`, by key: a lookup in a container of N servers
+    /// costs O(1), not O(N) (N lookups of it would be quadratic).
+    by_name: HashMap<String, usize>,
+}
+
+impl Obj {
+    fn new(range: Range<usize>) -> Obj {
+        Obj {
+            range,
+            properties: Vec::new(),
+            by_name: HashMap::new(),
+        }
+    }
+
+    /// The member `name`.
+    pub fn get(&self, name: &str) -> Option<&Prop> {
+        self.by_name.get(name).map(|&i| &self.properties[i])
+    }
 }
 
 /// The objects of a text; the first is the root.
@@ -65,10 +84,7 @@ impl Index {
                 ));
             }
         };
-        let mut objs = vec![Obj {
-            range: range(root.range),
-            properties: Vec::new(),
-        }];
+        let mut objs = vec![Obj::new(range(root.range))];
         // An explicit stack: the parser bounds nesting, and this walk needs no call depth.
         let mut stack: Vec<(&Object<'_>, usize)> = vec![(root, 0)];
         while let Some((obj, at)) = stack.pop() {
@@ -89,10 +105,7 @@ impl Index {
                 }
                 let object = match &p.value {
                     Ast::Object(child) => {
-                        objs.push(Obj {
-                            range: range(child.range),
-                            properties: Vec::new(),
-                        });
+                        objs.push(Obj::new(range(child.range)));
                         stack.push((child, objs.len() - 1));
                         Some(objs.len() - 1)
                     }
@@ -102,7 +115,10 @@ impl Index {
                     ObjectPropName::String(s) => s.range.end,
                     ObjectPropName::Word(w) => w.range.end,
                 };
-                objs[at].properties.push(Prop {
+                let o = &mut objs[at];
+                o.by_name
+                    .insert(p.name.as_str().to_owned(), o.properties.len());
+                o.properties.push(Prop {
                     name: p.name.as_str().to_owned(),
                     name_end,
                     range: range(p.range),
@@ -121,7 +137,7 @@ impl Index {
             return Ok(None);
         };
         for (i, key) in path.iter().enumerate() {
-            match obj.properties.iter().find(|p| p.name == *key) {
+            match obj.get(key) {
                 None => return Ok(None),
                 Some(Prop {
                     object: Some(at), ..

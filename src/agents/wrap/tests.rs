@@ -47,7 +47,7 @@ fn a_wrapped_entry_is_recognized_and_unwrapped_from_its_argv() {
         Wrap::Wrapped
     );
     let w = wrapped(&e, &Dialect::STANDARD).expect("wrapped");
-    assert_eq!(w.server, "gh");
+    assert_eq!(w.server.as_deref(), Some("gh"));
     assert_eq!(
         unwrap_stdio(&e, &Dialect::STANDARD).expect("unwrap")[1].1,
         Some(json!(["-y"]))
@@ -163,4 +163,54 @@ fn gemini_url_is_streamable_http_unless_typed_sse_and_loses_its_type() {
         wrap(&plain, "g", &Dialect::GEMINI, &launcher()),
         Wrap::Members(_)
     ));
+}
+
+#[test]
+fn a_key_the_proxy_refuses_as_server_is_skipped_and_a_dash_key_goes_as_server_eq() {
+    let e = json!({"command": "node", "args": ["s.js"]});
+    for key in ["", "a,b", "q\n", "\u{fc}\tkey"] {
+        match wrap(&e, key, &Dialect::STANDARD, &launcher()) {
+            Wrap::Skip(why) => assert!(why.contains("invalid --server"), "{key:?}: {why}"),
+            other => panic!("{key:?}: {other:?}"),
+        }
+    }
+    for key in ["-x", "--url", "--"] {
+        let m = members(wrap(&e, key, &Dialect::STANDARD, &launcher()));
+        let args: Vec<String> =
+            serde_json::from_value(m[1].1.clone().expect("args")).expect("strings");
+        assert_eq!(args[1], format!("--server={key}"));
+        // The proxy's own parser reads it back as that name, wrapping `node s.js`.
+        let w = parse_wrapper("/bin/mcptape", &args).expect("the proxy accepts it");
+        assert_eq!(w.server.as_deref(), Some(key));
+        assert_eq!(
+            w.inner,
+            Inner::Stdio {
+                command: "node".into(),
+                args: vec!["s.js".into()]
+            }
+        );
+    }
+}
+
+#[test]
+fn any_mcptape_proxy_invocation_counts_as_wrapped_whatever_its_flags_and_server() {
+    let cases = [
+        json!({"command": "mcptape", "args": ["proxy", "--server", "h3", "--no-redact", "--", "node", "c.js"]}),
+        json!({"command": "mcptape", "args": ["proxy", "--header-env", "A=B", "--url", "https://h/mcp", "--server", "h"]}),
+        json!({"command": "mcptape", "args": ["proxy", "--server", "other", "--", "node"]}),
+        json!({"command": "mcptape", "args": ["proxy", "--", "node"]}),
+        json!({"command": "mcptape", "args": ["proxy", "--listen", "0", "--replay", "s"]}),
+    ];
+    for e in &cases {
+        assert_eq!(
+            wrap(e, "h2", &Dialect::STANDARD, &launcher()),
+            Wrap::Wrapped,
+            "{e}"
+        );
+    }
+    // What the proxy would refuse is not a wrapper.
+    for args in [json!(["proxy", "--bogus", "--", "node"]), json!(["proxy"])] {
+        let e = json!({"command": "mcptape", "args": args});
+        assert!(wrapped(&e, &Dialect::STANDARD).is_none(), "{e}");
+    }
 }
