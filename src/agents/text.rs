@@ -121,6 +121,27 @@ pub fn verified<D: Document>(
     if ok { Ok(edits) } else { Err(refused()) }
 }
 
+/// `s` as a double-quoted string with backslash escapes (`\"`, `\\`, `\n`, `\t`, `\r`,
+/// `\uXXXX` for other controls): the same text in a TOML basic string and a YAML
+/// double-quoted scalar.
+pub fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

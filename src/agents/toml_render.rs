@@ -82,21 +82,7 @@ fn render_string(s: &str, old: Option<&str>) -> String {
     if literal_ok && old.is_some_and(|o| o.starts_with('\'') && !o.starts_with("'''")) {
         return format!("'{s}'");
     }
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    super::text::double_quoted(s)
 }
 
 /// How an array is laid out: the text after `[`, between elements, and before `]`.

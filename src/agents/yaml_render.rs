@@ -28,21 +28,7 @@ pub fn scalar(s: &str, quote: Quote, in_flow: bool) -> String {
     if quote == Quote::Single && !s.chars().any(char::is_control) {
         return format!("'{}'", s.replace('\'', "''"));
     }
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    super::text::double_quoted(s)
 }
 
 /// A mapping key.
