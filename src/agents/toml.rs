@@ -349,6 +349,13 @@ impl Document for TomlDocument {
         };
         let mut edits = Vec::new();
         self.set_in(node, key, value, &mut edits, 0)?;
+        // A removed `[table]` takes the blank lines before it, but never those before the
+        // entry: when the table is the entry's first line, they belong to what precedes.
+        for edit in &mut edits {
+            if edit.span.start < entry.span.start && entry.span.start <= edit.span.end {
+                edit.span.start = entry.span.start;
+            }
+        }
         super::text::verified(&self.text, entry, key, value, edits, TomlDocument::parse)
     }
 }

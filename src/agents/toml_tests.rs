@@ -235,3 +235,17 @@ fn a_table_that_exists_only_through_its_subtable_takes_no_new_member() {
         "[mcp_servers.h]\ncommand = \"x\"\n\n[other]\n"
     );
 }
+
+#[test]
+fn removing_the_subtable_an_entry_starts_with_keeps_the_blank_lines_before_the_entry() {
+    // Found by the config_toml fuzz target: removing `[mcp_servers.rem.x]`, the entry's
+    // first line, took the blank line between it and the table before it.
+    let text = "[other]\nurl = \"u\"\n\n[mcp_servers.rem.x]\nK = \"v\"\n";
+    assert_eq!(set(text, "rem", "x", None), "[other]\nurl = \"u\"\n\n");
+    // A subtable further inside the entry still takes its own blank lines along.
+    let two = "[mcp_servers.a]\ncommand = \"c\"\n\n[mcp_servers.a.env]\nK = \"v\"\n";
+    assert_eq!(
+        set(two, "a", "env", None),
+        "[mcp_servers.a]\ncommand = \"c\"\n"
+    );
+}
