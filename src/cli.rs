@@ -159,6 +159,9 @@ pub struct Record {
     /// past this many bytes; live traffic goes on.
     #[arg(long, value_name = "BYTES", default_value_t = crate::cli::DEFAULT_MAX_BYTES)]
     pub max_bytes: u64,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub faults: Faults,
     /// The command to run with MCPTAPE_RECORD set. Without one, prints the variables to
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]
@@ -186,6 +189,9 @@ pub struct Proxy {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub matching: Matching,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub faults: Faults,
     /// Lines longer than this are forwarded as they stream and recorded as their length
     /// and a prefix (a `$transport/oversize` entry): the tape loses that message, and
     /// replay ends the tape there.
@@ -255,10 +261,19 @@ pub struct Matching {
     /// Match `initialize` (and `server/discover`) on params too, not on method alone.
     #[arg(long)]
     pub strict_initialize: bool,
-    /// Match any pending request of the current burst, for clients that send
-    /// concurrent requests in varying order.
-    #[arg(long)]
+    /// How the client's messages are matched against the tape: `strict` (the recorded
+    /// order), `unordered` (any pending request of the current burst), or `any` (a mock:
+    /// a request gets the first unused recorded exchange that matches it, wherever it is).
+    /// See docs/testing-clients.md.
+    #[arg(long = "match", value_enum, value_name = "MODE")]
+    pub match_mode: Option<MatchMode>,
+    /// Same as `--match unordered` (kept as an alias).
+    #[arg(long, conflicts_with = "match_mode")]
     pub unordered: bool,
+    /// With `--match any`: fail the verdict when recorded requests were never used (they
+    /// are listed either way).
+    #[arg(long)]
+    pub fail_on_unused: bool,
     /// Keep the recorded delays between the server's messages. Progress needs no pacing:
     /// with or without it, an answer that follows a notification is written once the
     /// client has read the notification (at most 200 ms later).
@@ -278,6 +293,47 @@ pub struct Matching {
     pub skip_unanswered_requests: bool,
 }
 
+/// How replay matches the client's messages (`--match`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatchMode {
+    /// The recorded order: the first difference fails.
+    #[default]
+    Strict,
+    /// Any pending request of the current burst.
+    Unordered,
+    /// A mock: any recorded exchange of the server that matches, wherever it is.
+    Any,
+}
+
+/// Whether `replay` records (`--record-mode`, `MCPTAPE_MODE`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordMode {
+    /// Replay only; nothing is recorded (a missing tape is an error).
+    #[default]
+    None,
+    /// Record when the tape does not exist yet, else replay.
+    Once,
+    /// Replay what matches; forward what does not to the real server and add it to the tape.
+    New,
+    /// Always record (the previous tape is kept as `.prev`).
+    All,
+}
+
+/// Fault injection: `--fault RULE` (repeatable) and `--faults FILE`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct Faults {
+    /// Inject a fault (repeatable): `SELECTOR: EFFECT`, for example
+    /// `--fault 'tools/call name=search nth=2: error -32000 "rate limited"'`. Selectors:
+    /// a method, `name=TOOL`, `nth=N`, `p=P seed=S`; effects: `error CODE MESSAGE`,
+    /// `tool-error TEXT`, `delay MS`, `timeout`, `drop`, `malformed`, `disconnect
+    /// [STATUS]`, `slow-stream`. See docs/faults.md.
+    #[arg(long = "fault", value_name = "RULE")]
+    pub rules: Vec<String>,
+    /// Fault rules from a JSON or TOML file (see docs/faults.md).
+    #[arg(long = "faults", value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
+}
+
 /// `mcptape replay SESSION [--server NAME]... [--ignore PATH]... [-- CMD...]`
 #[derive(Debug, Args)]
 #[command(after_long_help = crate::reference::for_command("replay", ""))]
@@ -295,6 +351,21 @@ pub struct Replay {
     /// recorded, on stdout (where the Actions runner reads them), after CMD's output.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: ReplayFormat,
+    /// Whether to record: `none` replays only; `once` records when the tape does not exist
+    /// yet, else replays; `new` replays what matches and forwards what does not to the
+    /// real server, adding it to the tape; `all` always records. CI should say `none`, so
+    /// that a missing tape fails instead of reaching the real server.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        env = "MCPTAPE_MODE",
+        default_value = "none"
+    )]
+    pub record_mode: RecordMode,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub faults: Faults,
     /// The command to run with MCPTAPE_REPLAY set. Without one, prints the variables to
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]
@@ -368,6 +439,9 @@ pub struct Client {
     /// Record without redacting secrets (the tape is marked so).
     #[arg(long)]
     pub no_redact: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub faults: Faults,
 }
 
 /// `mcptape tools SERVER [--json]`

@@ -56,6 +56,7 @@ mod downstream;
 mod duration;
 mod era;
 mod error;
+mod fault;
 mod framing;
 mod github;
 mod ids;

@@ -270,6 +270,23 @@ pub const ENV_IGNORE: &str = "MCPTAPE_IGNORE";
 pub const ENV_STRICT_INITIALIZE: &str = "MCPTAPE_STRICT_INITIALIZE";
 /// `1`: match any pending send entry of the burst (set by `mcptape replay --unordered`).
 pub const ENV_UNORDERED: &str = "MCPTAPE_UNORDERED";
+/// The matching mode, `strict`, `unordered` or `any` (set by `mcptape replay --match`).
+pub const ENV_MATCH: &str = "MCPTAPE_MATCH";
+/// `1`: unused recorded requests fail an `any` replay (set by `replay --fail-on-unused`).
+pub const ENV_FAIL_ON_UNUSED: &str = "MCPTAPE_FAIL_ON_UNUSED";
+/// The record mode, `none`, `once`, `new` or `all` (`mcptape replay --record-mode`); the
+/// proxies under `replay` read `new` from it.
+pub const ENV_MODE: &str = "MCPTAPE_MODE";
+/// Fault rules, one per line (set by `record`/`replay --fault` for the proxies below).
+pub const ENV_FAULT: &str = "MCPTAPE_FAULT";
+/// A fault rules file's absolute path (set by `record`/`replay --faults`).
+pub const ENV_FAULTS: &str = "MCPTAPE_FAULTS";
+
+/// A matching mode's name as `--match` spells it.
+fn parse_match(v: &str) -> Option<cli::MatchMode> {
+    <cli::MatchMode as clap::ValueEnum>::from_str(v, true).ok()
+}
+
 /// `1`: compare `params._meta` when matching (set by `mcptape replay --match-meta`).
 pub const ENV_MATCH_META: &str = "MCPTAPE_MATCH_META";
 /// `1`: keep the recorded delays (set by `mcptape replay --pace`).
@@ -344,8 +361,10 @@ pub struct ReplaySettings {
     pub ignore: Vec<String>,
     /// Match `initialize` on params too.
     pub strict_initialize: bool,
-    /// Match any pending request of the current burst.
-    pub unordered: bool,
+    /// How client messages are matched (`--match`; `--unordered` is `unordered`).
+    pub matching: cli::MatchMode,
+    /// With `--match any`, unused recorded requests fail the verdict.
+    pub fail_on_unused: bool,
     /// Keep the recorded delays.
     pub pace: bool,
     /// Compare `_meta` too.
@@ -359,7 +378,12 @@ impl From<&cli::Matching> for ReplaySettings {
         ReplaySettings {
             ignore: flags.ignore.clone(),
             strict_initialize: flags.strict_initialize,
-            unordered: flags.unordered,
+            matching: match (flags.match_mode, flags.unordered) {
+                (Some(m), _) => m,
+                (None, true) => cli::MatchMode::Unordered,
+                (None, false) => cli::MatchMode::Strict,
+            },
+            fail_on_unused: flags.fail_on_unused,
             pace: flags.pace,
             match_meta: flags.match_meta,
             skip_unanswered: flags.skip_unanswered_requests,
@@ -373,7 +397,8 @@ impl ReplaySettings {
         let globs = matcher::parse_globs(&self.ignore).map_err(Error::Usage)?;
         Ok(crate::upstream::replay::Options {
             matcher: Matcher::new(globs, self.strict_initialize).match_meta(self.match_meta),
-            unordered: self.unordered,
+            matching: self.matching,
+            fail_on_unused: self.fail_on_unused,
             skip_unanswered: self.skip_unanswered,
         })
     }
@@ -402,7 +427,16 @@ impl ReplaySettings {
         ReplaySettings {
             ignore,
             strict_initialize: self.strict_initialize || flag(ENV_STRICT_INITIALIZE),
-            unordered: self.unordered || flag(ENV_UNORDERED),
+            matching: if self.matching != cli::MatchMode::Strict {
+                self.matching
+            } else if let Some(m) = env.get(ENV_MATCH).and_then(parse_match) {
+                m
+            } else if flag(ENV_UNORDERED) {
+                cli::MatchMode::Unordered
+            } else {
+                cli::MatchMode::Strict
+            },
+            fail_on_unused: self.fail_on_unused || flag(ENV_FAIL_ON_UNUSED),
             pace: self.pace || flag(ENV_PACE),
             match_meta: self.match_meta || flag(ENV_MATCH_META),
             skip_unanswered: self.skip_unanswered || flag(ENV_SKIP_UNANSWERED),

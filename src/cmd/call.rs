@@ -18,7 +18,7 @@ use crate::config::{self, Config, ServerEntry};
 use crate::downstream::client::{ClientError, Reply, Session};
 use crate::error::{Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
-use crate::layer::Layers;
+use crate::layer::Stack;
 use crate::mode::{self, ENV_HOME, Mode, Recording, ReplaySettings};
 use crate::outcome::{self, Outcome};
 use crate::record::session::{self, RecordSession};
@@ -85,6 +85,8 @@ pub(crate) struct Conversation<'a> {
     pub timeout: Duration,
     /// `--no-redact`.
     pub no_redact: bool,
+    /// `--fault`, `--faults`.
+    pub faults: &'a cli::Faults,
 }
 
 impl Conversation<'_> {
@@ -246,6 +248,7 @@ impl Conversation<'_> {
     /// The session the endpoint talks through (the tap as its link's first layer when
     /// recording), or the problem that leaves it unservable, said now.
     fn open(&self, endpoint: Endpoint) -> Result<Opened> {
+        let stack = Stack::from_flags(self.faults)?;
         Ok(match endpoint {
             Endpoint::Unservable { problem, report } => {
                 outcome::problem(&problem);
@@ -256,7 +259,7 @@ impl Conversation<'_> {
                 recording,
                 report,
             } => {
-                let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
+                let layers = stack.layers(recording.as_ref().map(RecordSession::layer));
                 match Session::start(self.server, &entry, layers, MAX_LINE_BYTES) {
                     Ok(session) => Opened::Talking(session, Filing::Live { recording, report }),
                     Err(e) => {
@@ -273,7 +276,7 @@ impl Conversation<'_> {
                 report,
                 running,
             } => Opened::Talking(
-                Session::replay(self.server, *picker),
+                Session::replay(self.server, *picker, stack.layers(None)),
                 Filing::Replay {
                     report,
                     _running: running,
@@ -358,6 +361,7 @@ impl cli::Client {
             replay: self.replay.as_deref(),
             timeout: self.timeout,
             no_redact: self.no_redact,
+            faults: &self.faults,
         }
     }
 }

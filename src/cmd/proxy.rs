@@ -16,7 +16,7 @@ use crate::error::{Error, ProcessError, Result};
 use crate::downstream::front;
 use crate::downstream::pump;
 use crate::downstream::relay;
-use crate::layer::{Layered, Layers};
+use crate::layer::{Layered, Layers, Stack};
 use crate::mode::Recording;
 use crate::mode::{self, Mode, ReplaySettings};
 use crate::outcome::{self, Outcome};
@@ -60,6 +60,7 @@ impl cli::Proxy {
         let from_env = header_values(&self.header_envs, |var| std::env::var(var).ok())?;
         self.headers.extend(from_env);
         let server = self.server_name()?;
+        let stack = Stack::from_flags(&self.faults)?;
         let mode = mode::decide(
             self.record.as_deref(),
             self.replay.as_deref(),
@@ -80,7 +81,7 @@ impl cli::Proxy {
             _ => None,
         };
         if let Some(addr) = self.listen {
-            return self.listen(addr, &server, mode);
+            return self.listen(addr, &server, mode, &stack);
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -88,12 +89,12 @@ impl cli::Proxy {
             .map_err(ProcessError::Signals)?;
         let outcome = match mode {
             Mode::Passthrough => runtime
-                .block_on(self.upstream(Layers::new()))
+                .block_on(self.upstream(stack.layers(None)))
                 .map(Outcome::exited),
             Mode::RecordFailed { error, report } => {
                 unrecorded(&server, &crate::error::chain(&error), report.as_deref());
                 runtime
-                    .block_on(self.upstream(Layers::new()))
+                    .block_on(self.upstream(stack.layers(None)))
                     .map(|code| Outcome::exited(code).recorded(false))
             }
             Mode::Record {
@@ -108,6 +109,7 @@ impl cli::Proxy {
                 report.as_deref(),
                 &source,
                 &recording,
+                &stack,
             ),
             Mode::Replay {
                 tape,
@@ -125,6 +127,7 @@ impl cli::Proxy {
                     &server,
                     report.as_deref(),
                     &settings,
+                    &stack,
                     self.max_line_bytes,
                 ))?;
                 file_verdict(&verdict, report.as_deref());
@@ -160,6 +163,8 @@ impl cli::Proxy {
     /// Records the stdio session into `tape`, the tap as the first layer; the exit status
     /// is the server's, or 3 when the recording is not whole. A tape that cannot be opened
     /// is an error with `--record`; from the environment the session goes on unrecorded.
+    // The parts of `Mode::Record`, spelled out, and where to run.
+    #[allow(clippy::too_many_arguments)]
     fn record_stdio(
         &self,
         runtime: &tokio::runtime::Runtime,
@@ -168,13 +173,14 @@ impl cli::Proxy {
         report: Option<&Path>,
         source: &str,
         recording: &Recording,
+        stack: &Stack,
     ) -> Result<Outcome> {
         let session = match RecordSession::open(tape, server, recording) {
             Ok(session) => session,
             Err(e) if self.record.is_some() => return Err(e.into()),
             Err(e) => {
                 unrecorded(server, &crate::error::chain(&e), report);
-                let code = runtime.block_on(self.upstream(Layers::new()));
+                let code = runtime.block_on(self.upstream(stack.layers(None)));
                 return code.map(|c| Outcome::exited(c).recorded(false));
             }
         };
@@ -182,7 +188,7 @@ impl cli::Proxy {
             "mcptape: recording server `{server}` into `{}` ({source})",
             tape.display()
         );
-        let code = runtime.block_on(self.upstream(Layers::new().push(session.layer())));
+        let code = runtime.block_on(self.upstream(stack.layers(Some(session.layer()))));
         let recorded = session.finish();
         let whole = crate::record::session::report(&recorded, server, report);
         code.map(|c| Outcome::exited(c).recorded(whole))
@@ -222,10 +228,16 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
 impl cli::Proxy {
     /// `--listen`: the HTTP front, forwarding to `--url` or replaying; runs until a
     /// signal, then files the replayed sessions' verdicts.
-    fn listen(&self, addr: std::net::SocketAddr, server: &str, mode: Mode) -> Result<Outcome> {
+    fn listen(
+        &self,
+        addr: std::net::SocketAddr,
+        server: &str,
+        mode: Mode,
+        stack: &Stack,
+    ) -> Result<Outcome> {
         let limits = crate::downstream::front::listen::Limits::from_args(&self.front)?;
         // `whole` is false when a recording from the environment could not be made: exit 3.
-        let (source, report, mut whole) = self.front_source(server, mode)?;
+        let (source, report, mut whole) = self.front_source(server, mode, stack)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -266,6 +278,7 @@ impl cli::Proxy {
         &self,
         server: &str,
         mode: Mode,
+        stack: &Stack,
     ) -> Result<(front::Source, Option<std::path::PathBuf>, bool)> {
         let forward = |record| -> Result<front::Source> {
             let url = self.url.clone().ok_or_else(|| {
@@ -279,6 +292,7 @@ impl cli::Proxy {
                 url,
                 headers,
                 record,
+                stack: stack.clone(),
             })
         };
         Ok(match mode {
@@ -298,6 +312,8 @@ impl cli::Proxy {
                     tape: loaded,
                     options,
                     report: report.clone(),
+                    stack: stack.clone(),
+                    pace: settings.pace,
                 };
                 (source, report, true)
             }
@@ -401,13 +417,17 @@ async fn serve_replay(
     server: &str,
     report: Option<&Path>,
     settings: &ReplaySettings,
+    stack: &Stack,
     max_line: usize,
 ) -> Result<(Verdict, Option<u8>)> {
     let picker = Picker::new(tape, server, report, &settings.options()?);
     if let Some(problem) = picker.problem() {
         outcome::problem(problem);
     }
-    let link = replay::ReplayLink::new(picker, settings.pace);
+    let link = Layered::new(
+        replay::ReplayLink::new(picker, settings.pace),
+        stack.layers(None),
+    );
     let pumped = pump::stdio(link, max_line).await?;
     match pumped.closed {
         Closed::Replayed {

@@ -29,6 +29,7 @@ impl cli::Record {
         }
         let tape = mode::session_path(&self.session)?;
         let servers = self.servers.join(",");
+        let faults = crate::fault::env_vars(&self.faults)?;
         if self.command.is_empty() {
             // Only the variables: no tape is touched (proxies create it, or append to it).
             super::print_exports(&[
@@ -37,6 +38,8 @@ impl cli::Record {
                 (ENV_SERVERS, (!servers.is_empty()).then(|| servers.clone())),
                 (ENV_MAX_BYTES, Some(self.max_bytes.to_string())),
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
+                faults[0].clone(),
+                faults[1].clone(),
             ]);
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
@@ -62,6 +65,12 @@ impl cli::Record {
             .env_remove(ENV_REPLAY);
         if self.no_redact {
             cmd.env(ENV_NO_REDACT, "1");
+        }
+        for (name, value) in &faults {
+            match value {
+                Some(v) => cmd.env(name, v),
+                None => cmd.env_remove(name),
+            };
         }
         // Say once, here, what the proxies' redaction will be.
         let _ = own.recording(self.no_redact, &tape);

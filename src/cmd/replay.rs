@@ -17,8 +17,9 @@ use crate::error::{Error, Result};
 use crate::github::{Annotation, Level};
 use crate::matcher::Glob;
 use crate::mode::{
-    self, ENV_IGNORE, ENV_MATCH_META, ENV_PACE, ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS,
-    ENV_SKIP_UNANSWERED, ENV_STRICT_INITIALIZE, ENV_UNORDERED,
+    self, ENV_FAIL_ON_UNUSED, ENV_IGNORE, ENV_MATCH, ENV_MATCH_META, ENV_MODE, ENV_PACE,
+    ENV_RECORD, ENV_REPLAY, ENV_REPORT, ENV_SERVERS, ENV_SKIP_UNANSWERED, ENV_STRICT_INITIALIZE,
+    ENV_UNORDERED,
 };
 use crate::outcome::Outcome;
 use crate::process;
@@ -46,7 +47,10 @@ impl cli::Replay {
         }
         let servers = self.servers.join(",");
         let flag = |on: bool| on.then(|| "1".to_owned());
+        let [fault, faults] = crate::fault::env_vars(&self.faults)?;
         let vars = [
+            fault,
+            faults,
             (ENV_REPLAY, Some(path.to_string_lossy().into_owned())),
             (ENV_RECORD, None),
             (ENV_SERVERS, (!servers.is_empty()).then(|| servers.clone())),
@@ -56,6 +60,18 @@ impl cli::Replay {
             ),
             (ENV_STRICT_INITIALIZE, flag(self.matching.strict_initialize)),
             (ENV_UNORDERED, flag(self.matching.unordered)),
+            (
+                ENV_MATCH,
+                self.matching
+                    .match_mode
+                    .and_then(|m| clap::ValueEnum::to_possible_value(&m))
+                    .map(|v| v.get_name().to_owned()),
+            ),
+            (ENV_FAIL_ON_UNUSED, flag(self.matching.fail_on_unused)),
+            (
+                ENV_MODE,
+                (self.record_mode == cli::RecordMode::New).then(|| "new".to_owned()),
+            ),
             (ENV_PACE, flag(self.matching.pace)),
             (ENV_MATCH_META, flag(self.matching.match_meta)),
             (

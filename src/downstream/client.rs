@@ -105,10 +105,12 @@ impl Session {
         Ok(Session::over(name, link))
     }
 
-    /// A session answered by the replay engine (at once: `call` keeps no pace).
-    pub fn replay(name: &str, picker: Picker) -> Session {
+    /// A session answered by the replay engine (at once: `call` keeps no pace), behind
+    /// `layers`.
+    pub fn replay(name: &str, picker: Picker, layers: Layers) -> Session {
         let lists_tools = picker.recorded_sends("tools/list");
-        let mut session = Session::over(name, AnyLink::Replay(ReplayLink::new(picker, false)));
+        let link = Layered::new(ReplayLink::new(picker, false), layers);
+        let mut session = Session::over(name, AnyLink::Replay(link));
         session.lists_tools = lists_tools;
         session
     }
@@ -150,7 +152,7 @@ impl Session {
     /// has nothing for the client (the tape holds no answer to what it waits for).
     async fn incoming(&mut self) -> Option<Incoming> {
         if let AnyLink::Replay(replay) = &self.link
-            && replay.is_idle()
+            && replay.inner().is_idle()
         {
             return None;
         }

@@ -23,8 +23,8 @@ pub enum AnyLink {
     Child(Layered<ChildLink>),
     /// A remote Streamable HTTP server.
     Http(Layered<Refusals<HttpLink>>),
-    /// The replay engine.
-    Replay(ReplayLink),
+    /// The replay engine, behind its layers (faults).
+    Replay(Layered<ReplayLink>),
 }
 
 /// Runs `$body` with `$link` bound to whichever upstream `$any` holds.

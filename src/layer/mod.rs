@@ -28,8 +28,10 @@ use crate::tape::close::{Close, CloseReason};
 use crate::upstream::{Closed, Event, Incoming, Link};
 
 pub mod any;
+pub mod stack;
 
 pub use any::AnyLink;
+pub use stack::Stack;
 
 /// A future a layer hands back: its decision later, or a wait for room.
 pub type Later<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -44,6 +46,10 @@ pub enum Step {
     Drop,
     /// Decide later (a call held until a person decides, a delayed fault).
     Later(Later<Step>),
+    /// The server goes away here (an injected disconnect): this message goes no further,
+    /// and the connection ends — on the HTTP front with this HTTP status for the request
+    /// (none: the front's choice), on stdio as the server's exit.
+    Disconnect(Option<u16>),
 }
 
 /// One layer of the stack. Every method has a default that passes everything on.
@@ -78,6 +84,13 @@ pub trait Layer: Send {
     /// The connection ended.
     fn close(&mut self, close: &Close) {
         let _ = close;
+    }
+
+    /// Facts this layer has to tell the layers nearer the client (a `$fault` it
+    /// injected), taken after each message it was shown: the tap records them next to
+    /// what they changed, before the changed message.
+    fn events(&mut self) -> Vec<Event> {
+        Vec::new()
     }
 
     /// A wait before the next message, when the layer is behind (the tap's queue is
@@ -138,10 +151,12 @@ impl Layers {
     pub async fn client(&mut self, msg: Message) -> Flow {
         let mut msg = msg;
         for i in 0..self.stack.len() {
-            match settle(self.stack[i].client(msg)).await {
+            let step = settle(self.stack[i].client(msg)).await;
+            self.tell_above(i);
+            match step {
                 Step::Pass(m) => msg = m,
                 Step::Answer(answers) => return Flow::Back(self.up_from(i, answers).await),
-                Step::Drop | Step::Later(_) => return Flow::Dropped,
+                Step::Drop | Step::Later(_) | Step::Disconnect(_) => return Flow::Dropped,
             }
         }
         Flow::Up(msg)
@@ -160,17 +175,30 @@ impl Layers {
         for i in (0..below).rev() {
             let mut next = Vec::with_capacity(msgs.len());
             for m in msgs {
-                match settle(self.stack[i].server(m)).await {
+                let step = settle(self.stack[i].server(m)).await;
+                self.tell_above(i);
+                match step {
                     Step::Pass(m) => next.push(m),
                     // A layer answering a server message would talk to the server; none
                     // does yet, so what it gives is passed on toward the client.
                     Step::Answer(more) => next.extend(more),
-                    Step::Drop | Step::Later(_) => {}
+                    Step::Drop | Step::Later(_) | Step::Disconnect(_) => {}
                 }
             }
             msgs = next;
         }
         msgs
+    }
+
+    /// Gives the facts layer `i` has to tell ([`Layer::events`]) to the layers nearer the
+    /// client than it.
+    fn tell_above(&mut self, i: usize) {
+        let events = self.stack[i].events();
+        for event in &events {
+            for layer in &mut self.stack[..i] {
+                layer.event(event);
+            }
+        }
     }
 
     /// Shows every layer a line that was already forwarded as bytes (the byte relay):

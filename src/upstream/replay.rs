@@ -84,8 +84,11 @@ const SUMMARY_CHARS: usize = 240;
 pub struct Options {
     /// Normalization and comparison.
     pub matcher: Matcher,
-    /// Match any pending send entry of the current burst, not only the next one.
-    pub unordered: bool,
+    /// How client messages are matched: in recorded order, any pending one of the
+    /// current burst (`unordered`), or any recorded exchange (`any`).
+    pub matching: crate::cli::MatchMode,
+    /// With `any`: recorded requests never used fail the verdict (else they are notes).
+    pub fail_on_unused: bool,
     /// Never give a server request the tape holds no answer to.
     pub skip_unanswered: bool,
 }
@@ -358,7 +361,7 @@ impl Replay {
                 Direction::Send if answered => break,
                 Direction::Send => {
                     out.push(i);
-                    if !self.opts.unordered {
+                    if self.opts.matching == crate::cli::MatchMode::Strict {
                         break;
                     }
                     if let Some(id) = s.message.id().filter(|_| s.message.kind() == Kind::Request) {
@@ -366,7 +369,7 @@ impl Replay {
                     }
                 }
                 // A recv step never holds up the client's next message.
-                _ if !self.opts.unordered => {}
+                _ if self.opts.matching == crate::cli::MatchMode::Strict => {}
                 _ => {
                     let answer = matches!(s.message.kind(), Kind::Response | Kind::Error);
                     answered |= answer && s.message.id().is_some_and(|id| ids.contains(id));

@@ -26,7 +26,7 @@ fn session(rest: &[(&str, &str)]) -> (Session, tempfile::TempDir) {
     let (tape, dir) = crate::tape::testing::load(&text);
     let picker = Picker::new(Arc::new(tape), "s", None, &Options::default());
     assert_eq!(picker.problem(), None);
-    let mut session = Session::replay("s", picker);
+    let mut session = Session::replay("s", picker, crate::layer::Layers::new());
     session.notices = Notices::Kept(Vec::new());
     (session, dir)
 }

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use crate::downstream::front::guard::Guard;
 use crate::downstream::front::listen::Limits;
 use crate::error::Result;
-use crate::layer::{Layered, Layers};
+use crate::layer::{Layered, Stack};
 use crate::record::session::RecordSession;
 use crate::tape::ServerTape;
 use crate::tape::close::CloseReason;
@@ -37,6 +37,8 @@ pub enum Source {
         headers: Vec<(String, String)>,
         /// Recording: the tape and how to write it.
         record: Option<(PathBuf, crate::mode::Recording)>,
+        /// The layers below the tap (faults).
+        stack: Stack,
     },
     /// The tape, with no upstream.
     Replay {
@@ -46,6 +48,10 @@ pub enum Source {
         options: Options,
         /// Where verdicts go.
         report: Option<PathBuf>,
+        /// The layers in front of the replay engine (faults).
+        stack: Stack,
+        /// Keep the recorded delays (`--pace`).
+        pace: bool,
     },
 }
 
@@ -153,6 +159,7 @@ impl Front {
                 url,
                 headers,
                 record,
+                stack,
             } => {
                 let recording = self.recording(record.as_ref())?;
                 let remote =
@@ -167,7 +174,7 @@ impl Front {
                         ..Start::default()
                     })
                     .listening();
-                let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
+                let layers = stack.layers(recording.as_ref().map(RecordSession::layer));
                 let give_up = self.give_up.subscribe();
                 let (handle, task) = session::spawn(Layered::new(link, layers), recording, give_up);
                 Ok((handle.with_offer(offer), task))
@@ -176,17 +183,23 @@ impl Front {
                 tape,
                 options,
                 report,
+                stack,
+                pace,
             } => {
                 let claims = self.claims.as_ref().map(tempfile::TempDir::path);
                 let dir = report.as_deref().or(claims);
                 // Requests in flight together came on POSTs of their own, which have no
                 // order on the wire: any request of the recorded burst may come first.
+                let matching = match options.matching {
+                    crate::cli::MatchMode::Strict => crate::cli::MatchMode::Unordered,
+                    other => other,
+                };
                 let options = Options {
-                    unordered: true,
+                    matching,
                     ..options.clone()
                 };
                 let picker = Picker::new(Arc::clone(tape), &self.server, dir, &options);
-                let link = ReplayLink::new(picker, false);
+                let link = Layered::new(ReplayLink::new(picker, *pace), stack.layers(None));
                 Ok(session::spawn(link, None, self.give_up.subscribe()))
             }
         }

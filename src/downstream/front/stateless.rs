@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hyper::StatusCode;
 
 use crate::era::{self, Era};
-use crate::layer::{Layered, Layers};
+use crate::layer::Layered;
 use crate::message::Message;
 use crate::record::session::RecordSession;
 use crate::tape::lifecycle::Start;
@@ -78,6 +78,7 @@ impl Front {
                 url,
                 headers,
                 record,
+                stack,
             } => {
                 let recording = self
                     .recording(record.as_ref())
@@ -93,15 +94,21 @@ impl Front {
                     front: true,
                     ..Start::default()
                 });
-                let layers = Layers::new().push_some(recording.as_ref().map(RecordSession::layer));
+                let layers = stack.layers(recording.as_ref().map(RecordSession::layer));
                 session::spawn(Layered::new(link, layers), recording, give_up)
             }
-            Source::Replay { tape, options, .. } => {
+            Source::Replay {
+                tape,
+                options,
+                stack,
+                ..
+            } => {
                 let shared = self
                     .stateless
                     .exchanges
                     .get_or_init(|| Arc::new(Mutex::new(Exchanges::of(tape, options))));
-                session::spawn(StatelessLink::new(Arc::clone(shared)), None, give_up)
+                let link = Layered::new(StatelessLink::new(Arc::clone(shared)), stack.layers(None));
+                session::spawn(link, None, give_up)
             }
         };
         // Kept under an id no client is told, so that the front's stop and the idle

@@ -251,6 +251,8 @@ fn front(tape: Arc<ServerTape>) -> Front {
         tape,
         options: Options::default(),
         report: None,
+        stack: crate::layer::Stack::default(),
+        pace: false,
     })
 }
 
@@ -335,6 +337,8 @@ async fn serve_answers_a_real_request_from_the_tape_and_stops_on_its_shutdown() 
         tape,
         options: Options::default(),
         report: None,
+        stack: crate::layer::Stack::default(),
+        pace: false,
     };
     let shutdown = async move {
         let _ = stopped.await;

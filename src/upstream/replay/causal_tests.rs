@@ -30,7 +30,8 @@ fn replay(t: &Tape, skip_unanswered: bool) -> Replay {
     let facts = ServerFacts::of(t, &conns);
     let opts = Options {
         matcher: Matcher::default(),
-        unordered: false,
+        matching: crate::cli::MatchMode::Strict,
+        fail_on_unused: false,
         skip_unanswered,
     };
     Replay::new(t, &conns[0], &facts, opts)

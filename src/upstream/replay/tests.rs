@@ -22,7 +22,12 @@ fn replay(t: &Tape, unordered: bool) -> Replay {
         &facts,
         Options {
             matcher: Matcher::default(),
-            unordered,
+            matching: if unordered {
+                crate::cli::MatchMode::Unordered
+            } else {
+                crate::cli::MatchMode::Strict
+            },
+            fail_on_unused: false,
             skip_unanswered: false,
         },
     )

@@ -82,6 +82,7 @@ fn recording_front(url: String, tape: &Path, max_bytes: Option<u64>) -> Front {
         url,
         headers: Vec::new(),
         record: Some((tape.to_owned(), how)),
+        stack: crate::layer::Stack::default(),
     })
 }
 

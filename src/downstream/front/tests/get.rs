@@ -134,6 +134,7 @@ async fn an_upstream_that_offers_no_get_stream_makes_the_clients_get_a_405() {
         url: upstream_without_get().await,
         headers: Vec::new(),
         record: None,
+        stack: crate::layer::Stack::default(),
     });
     let (id, session) = front.open().expect("a session");
     let (tx, mut rx) = mpsc::unbounded_channel();

@@ -1,0 +1,36 @@
+//! Which layers a connection gets: one description ([`Stack`]) made from the command
+//! line once, turned into a fresh [`Layers`] per connection by every front (the stdio
+//! proxy, the HTTP front's sessions, the built-in client) over every upstream (a child,
+//! a remote, the replay engine). The tap, when recording, is always first (nearest the
+//! client), so that it records what the client sent and what the client was given.
+
+use std::sync::Arc;
+
+use crate::cli;
+use crate::error::Result;
+use crate::fault::{FaultLayer, FaultPlan};
+use crate::layer::Layers;
+use crate::record::layer::TapLayer;
+
+/// The layers asked for, below the tap.
+#[derive(Debug, Clone, Default)]
+pub struct Stack {
+    /// The faults to inject.
+    pub faults: Option<Arc<FaultPlan>>,
+}
+
+impl Stack {
+    /// The stack the flags ask for.
+    pub fn from_flags(faults: &cli::Faults) -> Result<Stack> {
+        Ok(Stack {
+            faults: FaultPlan::load(&faults.rules, faults.file.as_deref())?.map(Arc::new),
+        })
+    }
+
+    /// A fresh stack of layers for one connection: `tap` first, when recording.
+    pub fn layers(&self, tap: Option<TapLayer>) -> Layers {
+        Layers::new()
+            .push_some(tap)
+            .push_some(self.faults.clone().map(FaultLayer::new))
+    }
+}
