@@ -87,6 +87,9 @@ pub struct Message {
     /// The id (JSON text) of the client request whose HTTP answer stream a server message
     /// came on, when it came on one.
     answering: Option<std::sync::Arc<str>>,
+    /// Written to the client in small pieces with pauses between them (an injected
+    /// `slow-stream` fault), not in one write.
+    slow: bool,
 }
 
 /// The top-level members that say what a message is, read once.
@@ -119,7 +122,20 @@ impl Message {
             head: OnceLock::new(),
             stream: None,
             answering: None,
+            slow: false,
         }
+    }
+
+    /// This server message, to be written to the client slowly: in small pieces with
+    /// pauses between them (the `slow-stream` fault).
+    pub fn slowly(mut self) -> Self {
+        self.slow = true;
+        self
+    }
+
+    /// True when this message is to be written slowly ([`Message::slowly`]).
+    pub fn is_slow(&self) -> bool {
+        self.slow
     }
 
     /// This message, marked as having come on `stream` (the GET stream): where the tap

@@ -203,6 +203,33 @@ pub const VARS: &[Var] = &[
         meaning: "`1`: replay's --unordered, set by `mcptape replay`",
     },
     Var {
+        name: "MCPTAPE_MATCH",
+        commands: REPLAYERS,
+        meaning: "replay's --match (`strict`, `unordered`, `any`), set by `mcptape replay`",
+    },
+    Var {
+        name: "MCPTAPE_FAIL_ON_UNUSED",
+        commands: REPLAYERS,
+        meaning: "`1`: replay's --fail-on-unused, set by `mcptape replay`",
+    },
+    Var {
+        name: "MCPTAPE_MODE",
+        commands: &["replay", "proxy"],
+        meaning: "replay's --record-mode (`none`, `once`, `new`, `all`); `new` is passed to \
+                  the proxies under `mcptape replay`",
+    },
+    Var {
+        name: "MCPTAPE_FAULT",
+        commands: &["record", "replay", "proxy"],
+        meaning: "fault rules, one per line: --fault, set by `mcptape record`/`replay` for \
+                  the proxies under them",
+    },
+    Var {
+        name: "MCPTAPE_FAULTS",
+        commands: &["record", "replay", "proxy"],
+        meaning: "a fault rules file's path: --faults, set by `mcptape record`/`replay`",
+    },
+    Var {
         name: "MCPTAPE_PACE",
         commands: REPLAYERS,
         meaning: "`1`: replay's --pace, set by `mcptape replay`",
