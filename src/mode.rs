@@ -371,6 +371,9 @@ pub struct ReplaySettings {
     pub match_meta: bool,
     /// Never give a server request the tape holds no answer to.
     pub skip_unanswered: bool,
+    /// `MCPTAPE_MODE=new`: what does not match goes to the real server and is added to
+    /// the tape ([`crate::upstream::fallback`]).
+    pub record_new: bool,
 }
 
 impl From<&cli::Matching> for ReplaySettings {
@@ -387,6 +390,7 @@ impl From<&cli::Matching> for ReplaySettings {
             pace: flags.pace,
             match_meta: flags.match_meta,
             skip_unanswered: flags.skip_unanswered_requests,
+            record_new: false,
         }
     }
 }
@@ -440,6 +444,7 @@ impl ReplaySettings {
             pace: self.pace || flag(ENV_PACE),
             match_meta: self.match_meta || flag(ENV_MATCH_META),
             skip_unanswered: self.skip_unanswered || flag(ENV_SKIP_UNANSWERED),
+            record_new: self.record_new || env.get(ENV_MODE) == Some("new"),
         }
     }
 }

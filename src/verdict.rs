@@ -65,6 +65,21 @@ pub struct Verdict {
     /// (a stateless client replayed exchange by exchange, each recorded on its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
+    /// Requests `--record-mode new` forwarded to the real server and added to the tape
+    /// (not divergences).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<Added>,
+}
+
+/// A request `--record-mode new` added to the tape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Added {
+    /// Its line in the tape, once written.
+    pub line: Option<usize>,
+    /// Its method.
+    pub method: String,
+    /// The tool, for a `tools/call`.
+    pub tool: Option<String>,
 }
 
 impl Verdict {
@@ -167,6 +182,17 @@ impl Verdict {
         }
         for n in &self.notes {
             out.push_str(&format!("  note: {}\n", line(n)));
+        }
+        for a in &self.added {
+            let at = a
+                .line
+                .map_or_else(String::new, |l| format!(" (tape line {l})"));
+            let tool = a
+                .tool
+                .as_deref()
+                .map_or_else(String::new, |t| format!(" {t}"));
+            out.push_str(&line(&format!("  added{at}: {}{tool}", a.method)));
+            out.push('\n');
         }
         if let Some(m) = &self.mismatch {
             let at = m

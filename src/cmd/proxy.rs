@@ -24,14 +24,13 @@ use crate::process::{self, Signals};
 use crate::record::session::RecordSession;
 use crate::report;
 use crate::tape::ServerTape;
-use crate::tape::close::CloseReason;
 use crate::upstream::Closed;
 use crate::upstream::child::{self, ChildLink};
 use crate::upstream::http::{self, HttpLink};
-use crate::upstream::pick::Picker;
 use crate::upstream::refusals::Refusals;
-use crate::upstream::replay;
 use crate::verdict::Verdict;
+
+mod replayed;
 
 /// The headers of `--header-env NAME=VAR` pairs, each with `lookup(VAR)`'s value; an
 /// unset or empty VAR is a usage error naming the flag and the variable.
@@ -122,7 +121,8 @@ impl cli::Proxy {
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
                 );
-                let (verdict, server_exit) = runtime.block_on(serve_replay(
+                let (verdict, server_exit) = runtime.block_on(replayed::serve_replay(
+                    &self,
                     loaded,
                     &server,
                     report.as_deref(),
@@ -408,37 +408,6 @@ fn name_from_url(url: &str) -> String {
         host.split('.').next().unwrap_or(host)
     };
     clean_name(label)
-}
-
-/// Serves one client from the tape until it hangs up (or the recorded server ended the
-/// connection: then with its exit status); returns the verdict.
-async fn serve_replay(
-    tape: std::sync::Arc<ServerTape>,
-    server: &str,
-    report: Option<&Path>,
-    settings: &ReplaySettings,
-    stack: &Stack,
-    max_line: usize,
-) -> Result<(Verdict, Option<u8>)> {
-    let picker = Picker::new(tape, server, report, &settings.options()?);
-    if let Some(problem) = picker.problem() {
-        outcome::problem(problem);
-    }
-    let link = Layered::new(
-        replay::ReplayLink::new(picker, settings.pace),
-        stack.layers(None),
-    );
-    let pumped = pump::stdio(link, max_line).await?;
-    match pumped.closed {
-        Closed::Replayed {
-            verdict,
-            server_exit,
-        } => Ok((
-            *verdict,
-            server_exit.filter(|_| pumped.reason == CloseReason::ServerExited),
-        )),
-        _ => unreachable!("a replay link ends replayed"),
-    }
 }
 
 /// A name for the server from its command line: the package or script, not the launcher.

@@ -28,12 +28,17 @@ use crate::style::{Paint, Role, Stream};
 use crate::tape::Census;
 use crate::verdict::Verdict;
 
+mod record_modes;
+
 impl cli::Replay {
     /// Replays the tape to whatever CMD starts; comes to CMD's status unless a
     /// connection diverged or was never used.
     pub fn run(self) -> Result<Outcome> {
         self.check()?;
         let path = mode::session_path(&self.session)?;
+        if let record_modes::Plan::Record(record) = self.plan(&path)? {
+            return record.run();
+        }
         // Only the list of recorded connections is needed here, not their messages.
         let tape = Census::scan_warning(&path)?;
         let held = &tape.servers;
@@ -64,6 +69,8 @@ impl cli::Replay {
                 ENV_MATCH,
                 self.matching
                     .match_mode
+                    // `new` implies `any` (its added connections need it next time).
+                    .or((self.record_mode == cli::RecordMode::New).then_some(cli::MatchMode::Any))
                     .and_then(|m| clap::ValueEnum::to_possible_value(&m))
                     .map(|v| v.get_name().to_owned()),
             ),

@@ -18,6 +18,8 @@ use crate::tape::{TapeWriter, store};
 /// One connection being recorded into a tape.
 pub struct RecordSession {
     tap: Tap,
+    /// The connection's id (`_meta.conn`).
+    conn: String,
 }
 
 /// A finished recording: how many entries it wrote.
@@ -38,18 +40,24 @@ impl RecordSession {
     ) -> Result<RecordSession, TapeError> {
         store::ensure_dir(path)?;
         let writer = TapeWriter::open(path)?.limit(recording.max_bytes);
+        let conn = new_conn_id()?;
         let tap = Tap::start(
             writer,
             server.to_owned(),
-            new_conn_id()?,
+            conn.clone(),
             recording.redactor.clone(),
         );
-        Ok(RecordSession { tap })
+        Ok(RecordSession { tap, conn })
     }
 
     /// The tap as the first layer of the live path.
     pub fn layer(&self) -> TapLayer {
         TapLayer::new(self.tap.handle())
+    }
+
+    /// The connection's id in the tape (`_meta.conn`).
+    pub fn conn(&self) -> &str {
+        &self.conn
     }
 
     /// The tap's raw handle, for the byte relay.

@@ -26,6 +26,7 @@ use crate::tape::lifecycle::LifecycleKind;
 use crate::verdict::Verdict;
 
 pub mod child;
+pub mod fallback;
 pub mod http;
 pub mod pick;
 pub mod refusals;

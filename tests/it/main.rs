@@ -45,6 +45,7 @@ mod progress;
 mod progress_bars;
 mod readme;
 mod record;
+mod record_modes;
 mod redact;
 mod redact_gaps;
 mod replay;

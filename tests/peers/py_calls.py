@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Calls tools in a given order with the official Python SDK (`mcp`), for mcptape's tests.
+
+Usage:
+    py_calls.py TOOL=JSON_ARGS [TOOL=JSON_ARGS ...] -- CMD [ARGS...]
+
+It starts CMD as a stdio MCP server with the SDK's `stdio_client`, initializes, calls
+each tool in turn with its JSON arguments, and prints one JSON line per call:
+
+    {"tool": "echo", "isError": false, "text": "..."}
+
+A call the SDK raises for (a JSON-RPC error) prints {"tool": ..., "error": CODE,
+"message": ...} and the exit status becomes 1; every call is still made. A tool error
+(`isError: true`) is a result, not a failure.
+"""
+
+import json
+import sys
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+
+async def main(calls: list, cmd: list) -> int:
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:])
+    status = 0
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for tool, args in calls:
+                try:
+                    result = await session.call_tool(tool, args)
+                except MCPError as e:
+                    print(json.dumps({"tool": tool, "error": e.code,
+                                      "message": e.message}), flush=True)
+                    status = 1
+                    continue
+                text = "".join(c.text for c in result.content if c.type == "text")
+                print(json.dumps({"tool": tool, "isError": bool(result.is_error),
+                                  "text": text}), flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        sys.exit("usage: py_calls.py TOOL=JSON_ARGS... -- CMD [ARGS...]")
+    cut = argv.index("--")
+    calls = []
+    for spec in argv[:cut]:
+        tool, _, args = spec.partition("=")
+        calls.append((tool, json.loads(args or "{}")))
+    sys.exit(anyio.run(main, calls, argv[cut + 1:]))
