@@ -351,10 +351,12 @@ pub struct Replay {
     /// recorded, on stdout (where the Actions runner reads them), after CMD's output.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: ReplayFormat,
-    /// Whether to record: `none` replays only; `once` records when the tape does not exist
-    /// yet, else replays; `new` replays what matches and forwards what does not to the
-    /// real server, adding it to the tape; `all` always records. CI should say `none`, so
-    /// that a missing tape fails instead of reaching the real server.
+    /// Whether to record: `none` replays only; `once` records (as `mcptape record`) when
+    /// the tape does not exist yet, else replays; `new` replays what matches and forwards
+    /// what does not to the real server, adding it to the tape as a connection marked
+    /// added (stdio proxies; implies --match any, and refuses strict/unordered); `all`
+    /// always records, keeping `.prev`. CI should say `none`, so that a missing tape
+    /// fails instead of reaching the real server.
     #[arg(
         long,
         value_enum,

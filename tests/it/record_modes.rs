@@ -29,6 +29,7 @@ fn answers(out: &Output) -> Vec<(String, String)> {
     stdout(out)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("progress").is_none())
         .map(|v| {
             (
                 v["tool"].as_str().unwrap_or_default().to_owned(),
@@ -273,6 +274,31 @@ fn new_with_a_matching_mode_it_cannot_serve_next_time_is_refused() {
     let out = run(&mut env.mcptape(["replay", "s", "--record-mode", "new"]));
     assert!(
         stdout(&out).contains("MCPTAPE_MODE='new'") && stdout(&out).contains("MCPTAPE_MATCH='any'"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn new_routes_the_live_servers_progress_to_the_client_while_the_rest_replays() {
+    let env = Env::new();
+    let recorded = replay(&env, "all", &[], &[ECHO_HI], &example_server());
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let slow = r#"slow={"steps":2,"ms":1}"#;
+    let out = replay(&env, "new", &[], &[slow, ECHO_HI], &example_server());
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        answers(&out),
+        vec![pair("slow", "done after 2 steps"), pair("echo", "Echo: hi")]
+    );
+    let progress: Vec<String> = stdout(&out)
+        .lines()
+        .filter(|l| l.contains("\"progress\""))
+        .map(String::from)
+        .collect();
+    assert_eq!(progress.len(), 2, "{}", text(&out));
+    assert!(
+        stderr(&out).contains("): tools/call slow") && !stderr(&out).contains("tools/call echo"),
         "{}",
         text(&out)
     );

@@ -5,8 +5,10 @@ Usage:
     py_calls.py TOOL=JSON_ARGS [TOOL=JSON_ARGS ...] -- CMD [ARGS...]
 
 It starts CMD as a stdio MCP server with the SDK's `stdio_client`, initializes, calls
-each tool in turn with its JSON arguments, and prints one JSON line per call:
+each tool in turn with its JSON arguments, and prints one JSON line per call, after
+one line per progress notification the call got:
 
+    {"tool": "slow", "progress": 1.0}
     {"tool": "echo", "isError": false, "text": "..."}
 
 A call the SDK raises for (a JSON-RPC error) prints {"tool": ..., "error": CODE,
@@ -30,8 +32,11 @@ async def main(calls: list, cmd: list) -> int:
         async with ClientSession(read, write) as session:
             await session.initialize()
             for tool, args in calls:
+                async def progress(p, total, message, tool=tool):
+                    print(json.dumps({"tool": tool, "progress": p}), flush=True)
+
                 try:
-                    result = await session.call_tool(tool, args)
+                    result = await session.call_tool(tool, args, progress_callback=progress)
                 except MCPError as e:
                     print(json.dumps({"tool": tool, "error": e.code,
                                       "message": e.message}), flush=True)
