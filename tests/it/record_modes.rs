@@ -303,3 +303,91 @@ fn new_routes_the_live_servers_progress_to_the_client_while_the_rest_replays() {
         text(&out)
     );
 }
+
+/// Records a sampling-capable client's echo behind `proxy` into `s`, then runs it again
+/// under `--record-mode new` with a long-running call (progress) and a call that makes
+/// the server ask the client for sampling added.
+fn sampling_added_to_an_echo(env: &Env, proxy: &[String]) -> Output {
+    let client = |calls: &[&str]| {
+        let mut argv = vec![python(), peer("py_calls.py"), "--sampling".to_owned()];
+        argv.extend(calls.iter().map(|c| (*c).to_owned()));
+        argv.push("--".into());
+        argv
+    };
+    let recorded = run(env
+        .mcptape(["replay", "s", "--record-mode", "all", "--"])
+        .args(client(&[ECHO_HI]))
+        .args(proxy));
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    run(env
+        .mcptape(["replay", "s", "--record-mode", "new", "--"])
+        .args(client(&[
+            ECHO_HI,
+            r#"trigger-long-running-operation={"duration":0.2,"steps":2}"#,
+            r#"trigger-sampling-request={"prompt":"say hi","maxTokens":20}"#,
+        ]))
+        .args(proxy))
+}
+
+/// What [`sampling_added_to_an_echo`] must find: progress came, the server's sampling
+/// request reached the client and its answer went back (the tool's result quotes it),
+/// and both calls were added, the echo replayed.
+fn assert_added_with_sampling(env: &Env, out: &Output) {
+    assert!(out.status.success(), "{}", text(out));
+    let got = stdout(out);
+    assert_eq!(got.matches(r#""progress""#).count(), 2, "{}", text(out));
+    assert!(got.contains(r#"{"sampling": "#), "{}", text(out));
+    assert!(got.contains(r#"\"text\": \"sampled: "#), "{}", text(out));
+    assert_eq!(answers(out)[0], pair("echo", "Echo: hi"));
+    let err = stderr(out);
+    for tool in ["trigger-long-running-operation", "trigger-sampling-request"] {
+        assert!(
+            err.contains(&format!("): tools/call {tool}")),
+            "{}",
+            text(out)
+        );
+    }
+    assert!(!err.contains("tools/call echo"), "{}", text(out));
+    let entries = tape_entries(&env.tape("s"));
+    let starts = lifecycle(&entries, "$transport/start");
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    assert_eq!(starts[1]["params"]["added"], "record-mode new");
+    // The server's request and the client's answer are on the added connection.
+    let conn = &starts[1]["_meta"]["conn"];
+    let mine: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["_meta"]["conn"] == *conn)
+        .collect();
+    assert!(
+        mine.iter().any(|e| e["method"] == "sampling/createMessage"),
+        "{mine:?}"
+    );
+    assert!(
+        mine.iter()
+            .any(|e| e["_meta"]["dir"] == "send" && e["result"]["model"] == "py-calls"),
+        "{mine:?}"
+    );
+}
+
+#[test]
+fn new_routes_a_live_server_request_and_the_clients_answer_over_stdio() {
+    let env = Env::new();
+    let out = sampling_added_to_an_echo(&env, &proxy_argv("everything", &everything_server()));
+    assert_added_with_sampling(&env, &out);
+}
+
+#[test]
+fn new_forwards_to_the_proxys_url_server() {
+    let env = Env::new();
+    let server = crate::http::HttpServer::start();
+    let proxy = vec![
+        bin().display().to_string(),
+        "proxy".into(),
+        "--server".into(),
+        "everything".into(),
+        "--url".into(),
+        server.url.clone(),
+    ];
+    let out = sampling_added_to_an_echo(&env, &proxy);
+    assert_added_with_sampling(&env, &out);
+}
