@@ -65,6 +65,10 @@ pub struct Verdict {
     /// (a stateless client replayed exchange by exchange, each recorded on its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
+    /// `--match any`: recorded requests of this client's connections it never sent (no
+    /// failure; with `--fail-on-unused` they are leftovers instead).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unused: Vec<Leftover>,
     /// Requests `--record-mode new` forwarded to the real server and added to the tape
     /// (not divergences).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -216,6 +220,13 @@ impl Verdict {
         for l in &self.leftovers {
             out.push_str(&format!(
                 "  never sent (tape line {}): {}\n",
+                l.line,
+                line(&l.summary)
+            ));
+        }
+        for l in &self.unused {
+            out.push_str(&format!(
+                "  unused (tape line {}): {}\n",
                 l.line,
                 line(&l.summary)
             ));

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use crate::message::{self, Kind, Message, Shape};
 use crate::report;
 use crate::tape::ServerTape;
+use crate::upstream::replay::any::AnyReplay;
 use crate::upstream::replay::stateless::Exchanges;
 use crate::upstream::replay::{DIVERGED_CODE, Options, Out, Replay, ServerFacts, error_line};
 use crate::verdict::Verdict;
@@ -57,6 +58,8 @@ pub struct Picker {
     problem: Option<String>,
     /// Set when a stateless client is served exchange by exchange ([`stateless`]).
     exchanges: Option<Exchanges>,
+    /// Set with `--match any`: every exchange of the server, connections claimed as used.
+    any: Option<AnyReplay>,
 }
 
 impl Picker {
@@ -80,6 +83,7 @@ impl Picker {
             chosen_conn: None,
             problem: None,
             exchanges: None,
+            any: None,
         };
         if tape.server != server || tape.is_empty() {
             let held: Vec<&str> = tape.servers.iter().map(String::as_str).collect();
@@ -97,6 +101,11 @@ impl Picker {
         let total = tape.len();
         let (facts_tape, facts_conns) = tape.facts_tape();
         picker.facts = ServerFacts::of(&facts_tape, &facts_conns);
+        if opts.matching == crate::cli::MatchMode::Any {
+            // A mock shares connections: none is ever refused as taken.
+            picker.any = Some(AnyReplay::new(&tape, report, opts, &picker.facts));
+            return picker;
+        }
         picker.candidates = (0..total)
             .filter(|&c| report.is_none_or(|dir| !report::is_claimed(dir, server, tape.id(c))))
             .collect();
@@ -153,8 +162,40 @@ impl Picker {
         }
     }
 
+    /// True when the client message `msg` would be answered from the tape: with `any`,
+    /// a request some recorded exchange matches, or any notification or answer; else one
+    /// the chosen connection's script (before the choice, some candidate's) accepts now.
+    pub fn accepts(&self, msg: &Message) -> bool {
+        if let Some(any) = &self.any {
+            return any.accepts(msg);
+        }
+        if let Some(engine) = &self.chosen {
+            return engine.accepts(msg);
+        }
+        if self.exchanges.is_some() {
+            return msg.kind() != Kind::Request || self.tape.sends(msg.method().unwrap_or(""));
+        }
+        if self.problem.is_some() {
+            return false;
+        }
+        if self.first.as_ref().is_some_and(|e| e.accepts(msg)) {
+            return true;
+        }
+        (1..self.candidates.len()).any(|i| {
+            let mut e = self.engine(i);
+            e.start();
+            for earlier in &self.history {
+                e.on_client(earlier);
+            }
+            e.accepts(msg)
+        })
+    }
+
     /// What the server said before the client said anything.
     pub fn start(&mut self) -> Vec<Out> {
+        if self.any.is_some() {
+            return Vec::new();
+        }
         match (&mut self.chosen, &mut self.first) {
             (Some(engine), _) | (None, Some(engine)) => engine.start(),
             (None, None) => Vec::new(),
@@ -163,6 +204,9 @@ impl Picker {
 
     /// One line from the client; what to send back.
     pub fn on_client(&mut self, text: &[u8]) -> Vec<Out> {
+        if let Some(any) = &mut self.any {
+            return any.on_client(text);
+        }
         if let Some(engine) = &mut self.chosen {
             return engine.on_client(text);
         }
@@ -262,12 +306,18 @@ impl Picker {
 
     /// The exit status to end with when the recorded server ended the connection.
     pub fn server_gone(&self) -> Option<u8> {
+        if self.any.is_some() {
+            return None;
+        }
         self.chosen.as_ref().and_then(Replay::server_gone)
     }
 
     /// The verdict, once the client has hung up. A client that never got past the
     /// handshake is held to the first candidate.
     pub fn finish(mut self) -> Verdict {
+        if let Some(any) = self.any.take() {
+            return any.finish();
+        }
         if let Some(all) = &self.exchanges {
             return Picker::exchanges_verdict(all, &self.server);
         }

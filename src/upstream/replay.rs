@@ -48,6 +48,8 @@ use crate::tape::{Connection, Direction, Tape};
 use crate::upstream::script::{Ending, Lost, Pairs};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
+mod accepts;
+pub mod any;
 mod causes;
 mod diverge;
 mod ends;
