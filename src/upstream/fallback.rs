@@ -41,7 +41,6 @@ mod segment;
 
 use live::Live;
 pub use live::LiveServer;
-use recorded::Recorded;
 
 /// What the fallback needs besides the replay: where the real server is and where its
 /// exchanges are recorded.
@@ -61,7 +60,6 @@ pub struct Fallback {
 /// The replay, falling back to the real server for what the tape does not hold.
 pub struct FallbackLink {
     replay: ReplayLink,
-    recorded: Recorded,
     fallback: Fallback,
     live: State,
     /// Answers of our own for the client (a request the real server could not take).
@@ -107,7 +105,6 @@ impl FallbackLink {
     /// `replay`, with `fallback` for what it does not hold.
     pub fn new(replay: ReplayLink, fallback: Fallback) -> FallbackLink {
         FallbackLink {
-            recorded: Recorded::of(&fallback.tape),
             replay,
             fallback,
             live: State::Idle,
@@ -126,7 +123,7 @@ impl FallbackLink {
             _ => None,
         };
         match msg.kind() {
-            Kind::Request => !self.recorded.holds(msg),
+            Kind::Request => !self.replay.accepts(msg),
             Kind::Response | Kind::Error => {
                 running.is_some_and(|r| msg.id().is_some_and(|id| r.asked.contains(id)))
             }
@@ -140,7 +137,7 @@ impl FallbackLink {
 
     /// Starts the real server and plays it the recorded handshake.
     async fn start(&mut self) -> Result<(), String> {
-        let Some((init, initialized)) = self.recorded.handshake.clone() else {
+        let Some((init, initialized)) = recorded::handshake(&self.fallback.tape) else {
             return Err(format!(
                 "the tape `{}` holds no `initialize` of server `{}` to play to the real server",
                 self.fallback.tape.path.display(),

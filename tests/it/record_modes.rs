@@ -223,7 +223,6 @@ fn new_forwards_an_added_call_and_appends_it_as_a_marked_connection() {
 }
 
 #[test]
-#[ignore = "needs --match any serving one client from several connections (branch h16-any)"]
 fn the_connection_new_added_replays_next_time_with_match_any_and_no_server() {
     let env = Env::new();
     record_then_add(&env);

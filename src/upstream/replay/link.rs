@@ -50,6 +50,12 @@ impl ReplayLink {
         self.picker.problem()
     }
 
+    /// True when the tape would answer the client message `msg` ([`Picker::accepts`]):
+    /// `--record-mode new` forwards a request it would not to the real server.
+    pub fn accepts(&self, msg: &Message) -> bool {
+        self.picker.accepts(msg)
+    }
+
     /// True when nothing is queued for the client: until it sends more, [`Link::next`]
     /// would wait for ever (the built-in client, which waits for one answer at a time,
     /// then knows the tape holds none).
