@@ -390,3 +390,25 @@ fn new_forwards_to_the_proxys_url_server() {
     let out = sampling_added_to_an_echo(&env, &proxy);
     assert_added_with_sampling(&env, &out);
 }
+
+#[test]
+#[ignore = "needs the fault rule language (branch h16-faults): phase 0's FaultPlan refuses every rule"]
+fn faults_are_passed_on_whether_the_mode_records_or_replays() {
+    let env = Env::new();
+    let rule = r#"tools/call name=echo: error -32000 "rate limited""#;
+    let export = |env: &Env| {
+        let out = run(&mut env.mcptape(["replay", "s", "--record-mode", "once", "--fault", rule]));
+        assert!(out.status.success(), "{}", text(&out));
+        stdout(&out)
+    };
+    // No tape: the record variables, with the rule.
+    let recording = export(&env);
+    assert!(recording.contains("export MCPTAPE_RECORD="), "{recording}");
+    assert!(recording.contains("rate limited"), "{recording}");
+    let recorded = replay(&env, "once", &[], &[ECHO_HI], &example_server());
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    // A tape: the replay variables, with the rule.
+    let replaying = export(&env);
+    assert!(replaying.contains("export MCPTAPE_REPLAY="), "{replaying}");
+    assert!(replaying.contains("rate limited"), "{replaying}");
+}
