@@ -428,6 +428,7 @@ impl ReplaySettings {
             })
             .unwrap_or_default();
         ignore.extend(self.ignore.iter().cloned());
+        let record_new = self.record_new || env.get(ENV_MODE) == Some("new");
         ReplaySettings {
             ignore,
             strict_initialize: self.strict_initialize || flag(ENV_STRICT_INITIALIZE),
@@ -437,6 +438,9 @@ impl ReplaySettings {
                 m
             } else if flag(ENV_UNORDERED) {
                 cli::MatchMode::Unordered
+            } else if record_new {
+                // `new` implies `any`, as `replay --record-mode new` says.
+                cli::MatchMode::Any
             } else {
                 cli::MatchMode::Strict
             },
@@ -444,7 +448,7 @@ impl ReplaySettings {
             pace: self.pace || flag(ENV_PACE),
             match_meta: self.match_meta || flag(ENV_MATCH_META),
             skip_unanswered: self.skip_unanswered || flag(ENV_SKIP_UNANSWERED),
-            record_new: self.record_new || env.get(ENV_MODE) == Some("new"),
+            record_new,
         }
     }
 }

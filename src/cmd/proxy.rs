@@ -217,7 +217,7 @@ pub fn file_verdict(verdict: &Verdict, report: Option<&Path>) {
                 );
             }
         }
-        None if !verdict.ok() => {
+        None if !verdict.ok() || !verdict.added.is_empty() => {
             let paint = crate::style::Paint::of(crate::style::Stream::Stderr);
             crate::style::eprint(&format!("mcptape: {}", verdict.render(paint)));
         }
@@ -307,6 +307,11 @@ impl cli::Proxy {
                     "mcptape: replaying server `{server}` from `{}` ({source}); no server is started",
                     tape.display()
                 );
+                if settings.record_new {
+                    crate::term::eprintln_escaped!(
+                        "mcptape: warning: --record-mode new is stdio-only for now: the HTTP front only replays, and a request the tape does not hold gets its -32090 error"
+                    );
+                }
                 let options = settings.options()?;
                 let source = front::Source::Replay {
                     tape: loaded,

@@ -412,3 +412,33 @@ fn faults_are_passed_on_whether_the_mode_records_or_replays() {
     assert!(replaying.contains("export MCPTAPE_REPLAY="), "{replaying}");
     assert!(replaying.contains("rate limited"), "{replaying}");
 }
+
+#[test]
+fn a_standalone_replaying_proxy_with_mcptape_mode_new_adds_and_says_so() {
+    let env = Env::new();
+    let recorded = replay(&env, "all", &[], &[ECHO_HI], &example_server());
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let tape = env.tape("s");
+    let mut proxy = Proc::spawn(
+        env.mcptape(["proxy", "--server", "example", "--replay"])
+            .arg(&tape)
+            .arg("--")
+            .arg(example_server())
+            .env("MCPTAPE_MODE", "new"),
+    );
+    proxy.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#);
+    let init = proxy.recv();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "mcptape-example",
+        "{init}"
+    );
+    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    proxy.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#);
+    let sum = proxy.recv();
+    assert_eq!(sum["id"], 1, "{sum}");
+    assert_eq!(sum["result"]["content"][0]["text"], "5", "{sum}");
+    proxy.close_stdin();
+    assert!(proxy.wait().success());
+    let err = proxy.stderr();
+    assert!(err.contains("): tools/call add"), "{err}");
+}
