@@ -442,3 +442,33 @@ fn a_standalone_replaying_proxy_with_mcptape_mode_new_adds_and_says_so() {
     let err = proxy.stderr();
     assert!(err.contains("): tools/call add"), "{err}");
 }
+
+#[test]
+fn the_http_front_warns_that_new_is_stdio_only() {
+    let env = Env::new();
+    let recorded = replay(&env, "all", &[], &[ECHO_HI], &example_server());
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let mut front = env
+        .mcptape([
+            "proxy",
+            "--server",
+            "example",
+            "--listen",
+            "127.0.0.1:0",
+            "--replay",
+        ])
+        .arg(env.tape("s"))
+        .env("MCPTAPE_MODE", "new")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the front");
+    let said = crate::http::after_stderr_line(&mut front, "mcptape: warning: ", "the front");
+    let _ = front.kill();
+    let _ = front.wait();
+    assert!(
+        said.starts_with("--record-mode new is stdio-only for now"),
+        "{said}"
+    );
+}
