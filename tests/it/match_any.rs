@@ -282,10 +282,17 @@ fn the_http_front_replays_any_order_per_session_with_misses_and_fail_on_unused()
 fn any_gives_server_requests_progress_and_errors_with_their_exchange() {
     let env = Env::new();
     record_everything(&env, "s");
-    let client = [python(), peer("py_client.py"), "replayable".into(), "--".into()];
+    let client = [
+        python(),
+        peer("py_client.py"),
+        "replayable".into(),
+        "--".into(),
+    ];
     let mut cmd = env.mcptape(["replay", "s", "--match", "any", "--"]);
-    cmd.args(client)
-        .args(proxy_argv("everything", &["/nonexistent/server".to_owned()]));
+    cmd.args(client).args(proxy_argv(
+        "everything",
+        &["/nonexistent/server".to_owned()],
+    ));
     let out = run(cmd);
     assert!(out.status.success(), "{}", text(&out));
     let got = stdout(&out);
@@ -293,5 +300,9 @@ fn any_gives_server_requests_progress_and_errors_with_their_exchange() {
     assert!(got.contains(r#""step": "sampling""#), "{got}");
     assert_eq!(got.matches(r#""step": "progress""#).count(), 3, "{got}");
     assert!(got.contains("Tool no-such-tool not found"), "{got}");
-    assert!(stderr(&out).contains("ok       server `everything`"), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("ok       server `everything`"),
+        "{}",
+        text(&out)
+    );
 }
