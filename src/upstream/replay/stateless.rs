@@ -197,6 +197,23 @@ impl Exchanges {
         all
     }
 
+    /// True when `live` would be answered from the exchanges: a request some exchange
+    /// matches, or a probe (answered anyway); a notification or an answer (owed nothing).
+    pub fn accepts(&self, live: &Message) -> bool {
+        if live.kind() != Kind::Request || live.method() == Some("server/discover") {
+            return true;
+        }
+        let norm = std::sync::OnceLock::new();
+        self.list.iter().any(|e| {
+            self.matcher.decides(&e.request, live).unwrap_or_else(|| {
+                let recorded = e
+                    .normalized
+                    .get_or_init(|| self.matcher.normalize(&e.request));
+                matcher::equal(recorded, norm.get_or_init(|| self.matcher.normalize(live)))
+            })
+        })
+    }
+
     /// What the client gets for the live message `live`: the recorded messages of the
     /// exchange it matches, rewritten for it, then its recorded refusal or the tape-end
     /// error when it has one; or the divergence error. A notification or an answer gets
