@@ -246,6 +246,10 @@ mod tests {
             tape_end: Some("it holds no answer to tools/call #1 \u{1b}[2J\n  ok forged".into()),
             problems: vec!["\u{9b}31m".into()],
             notes: vec!["\u{202e}txt".into()],
+            unused: vec![Leftover {
+                line: 3,
+                summary: "tools/call \u{1b}[2J".into(),
+            }],
             ..Verdict::default()
         };
         let text = v.describe();

@@ -105,7 +105,13 @@ impl cli::Replay {
         let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
         let verdicts = Verdict::collect(report.path());
-        let judged = judge(&verdicts, &tape, &self.servers);
+        let any = self.matching.match_mode == Some(cli::MatchMode::Any);
+        let judged = judge(
+            &verdicts,
+            &tape,
+            &self.servers,
+            any && !self.matching.fail_on_unused,
+        );
         if self.format == cli::ReplayFormat::Github {
             annotate(&path, &judged).map_err(Error::Stdout)?;
         }
@@ -149,8 +155,9 @@ struct Judged {
 
 /// Prints every proxy's verdict and every recorded connection of a replayed server
 /// (`servers`, or all when empty) that no proxy used; lists those that did not replay
-/// as recorded.
-fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> Judged {
+/// as recorded. With `unused_ok` (`--match any` without `--fail-on-unused`) a connection
+/// no client used is listed, not failed.
+fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String], unused_ok: bool) -> Judged {
     let paint = Paint::of(Stream::Stderr);
     let mut judged = Judged {
         failed: Vec::new(),
@@ -199,6 +206,10 @@ fn judge(verdicts: &[Verdict], tape: &Census, servers: &[String]) -> Judged {
                 conn.server, conn.id
             ))
             .into_owned();
+            if unused_ok {
+                crate::style::eprint(&format!("mcptape: unused   {text}\n"));
+                continue;
+            }
             crate::style::eprint(&format!(
                 "mcptape: {}   {text}\n",
                 paint.paint(Role::Warn, "UNUSED")

@@ -172,8 +172,8 @@ impl Picker {
         if let Some(engine) = &self.chosen {
             return engine.accepts(msg);
         }
-        if self.exchanges.is_some() {
-            return msg.kind() != Kind::Request || self.tape.sends(msg.method().unwrap_or(""));
+        if let Some(all) = &self.exchanges {
+            return all.accepts(msg);
         }
         if self.problem.is_some() {
             return false;

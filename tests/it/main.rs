@@ -35,6 +35,7 @@ mod install_safety;
 mod lifecycle;
 mod line_mode;
 mod loaders;
+mod match_any;
 mod matrix;
 mod meta;
 mod npm;

@@ -29,7 +29,7 @@ fn answers(out: &Output) -> Vec<(String, String)> {
     stdout(out)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("progress").is_none())
+        .filter(|v| v["step"] == "call" || v["step"] == "error")
         .map(|v| {
             (
                 v["tool"].as_str().unwrap_or_default().to_owned(),
@@ -43,8 +43,8 @@ fn pair(tool: &str, text: &str) -> (String, String) {
     (tool.to_owned(), text.to_owned())
 }
 
-const ECHO_HI: &str = r#"echo={"message":"hi"}"#;
-const ADD: &str = r#"add={"a":2,"b":3}"#;
+const ECHO_HI: &str = r#"echo:{"message":"hi"}"#;
+const ADD: &str = r#"add:{"a":2,"b":3}"#;
 
 /// The `$transport/start` entries of the tape.
 fn starts(env: &Env) -> Vec<Value> {
@@ -144,7 +144,7 @@ fn all_records_every_time_and_keeps_the_previous_tape_as_prev() {
         &env,
         "all",
         &[],
-        &[r#"echo={"message":"again"}"#],
+        &[r#"echo:{"message":"again"}"#],
         &example_server(),
     );
     assert!(second.status.success(), "{}", text(&second));
@@ -243,7 +243,7 @@ fn new_without_a_server_to_start_answers_an_error_and_fails_the_verdict() {
     let out = replay(&env, "new", &[], &[ECHO_HI, ADD], ABSENT);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(
-        stdout(&out).contains(r#""error": -32090"#),
+        stdout(&out).contains(r#""code": -32090"#),
         "{}",
         text(&out)
     );
@@ -283,7 +283,7 @@ fn new_routes_the_live_servers_progress_to_the_client_while_the_rest_replays() {
     let env = Env::new();
     let recorded = replay(&env, "all", &[], &[ECHO_HI], &example_server());
     assert!(recorded.status.success(), "{}", text(&recorded));
-    let slow = r#"slow={"steps":2,"ms":1}"#;
+    let slow = r#"slow:{"steps":2,"ms":1}"#;
     let out = replay(&env, "new", &[], &[slow, ECHO_HI], &example_server());
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
@@ -292,7 +292,7 @@ fn new_routes_the_live_servers_progress_to_the_client_while_the_rest_replays() {
     );
     let progress: Vec<String> = stdout(&out)
         .lines()
-        .filter(|l| l.contains("\"progress\""))
+        .filter(|l| l.contains(r#""step": "progress""#))
         .map(String::from)
         .collect();
     assert_eq!(progress.len(), 2, "{}", text(&out));
@@ -322,8 +322,8 @@ fn sampling_added_to_an_echo(env: &Env, proxy: &[String]) -> Output {
         .mcptape(["replay", "s", "--record-mode", "new", "--"])
         .args(client(&[
             ECHO_HI,
-            r#"trigger-long-running-operation={"duration":0.2,"steps":2}"#,
-            r#"trigger-sampling-request={"prompt":"say hi","maxTokens":20}"#,
+            r#"trigger-long-running-operation:{"duration":0.2,"steps":2}"#,
+            r#"trigger-sampling-request:{"prompt":"say hi","maxTokens":20}"#,
         ]))
         .args(proxy))
 }
@@ -334,8 +334,8 @@ fn sampling_added_to_an_echo(env: &Env, proxy: &[String]) -> Output {
 fn assert_added_with_sampling(env: &Env, out: &Output) {
     assert!(out.status.success(), "{}", text(out));
     let got = stdout(out);
-    assert_eq!(got.matches(r#""progress""#).count(), 2, "{}", text(out));
-    assert!(got.contains(r#"{"sampling": "#), "{}", text(out));
+    assert_eq!(got.matches(r#""step": "progress""#).count(), 2, "{}", text(out));
+    assert!(got.contains(r#"{"step": "sampling", "prompt": "#), "{}", text(out));
     assert!(got.contains(r#"\"text\": \"sampled: "#), "{}", text(out));
     assert_eq!(answers(out)[0], pair("echo", "Echo: hi"));
     let err = stderr(out);

@@ -1,38 +1,45 @@
 #!/usr/bin/env python3
-"""Calls tools in a given order with the official Python SDK (`mcp`), for mcptape's tests.
+"""A real MCP client (the official Python SDK, `mcp` 2.3.0) that calls the tools it is
+told, in the order given, for mcptape's `--match any` tests.
 
 Usage:
-    py_calls.py [--sampling] TOOL=JSON_ARGS [TOOL=JSON_ARGS ...] -- CMD [ARGS...]
-    py_calls.py [--sampling] TOOL=JSON_ARGS ... -- http://HOST:PORT/mcp   (Streamable HTTP)
+    py_calls.py [--sampling] CALL... -- CMD [ARGS...]          (stdio)
+    py_calls.py [--sampling] CALL... -- http://HOST:PORT/mcp   (Streamable HTTP)
 
-It starts CMD as a stdio MCP server with the SDK's `stdio_client`, initializes, calls
-each tool in turn with its JSON arguments, and prints one JSON line per call, after
-one line per progress notification the call got:
+Each CALL is `TOOL` or `TOOL:JSON` (the arguments as a JSON object), e.g.
+`echo:{"message":"hi"}`. One JSON line per step goes to stdout:
 
-    {"tool": "slow", "progress": 1.0}
-    {"tool": "echo", "isError": false, "text": "..."}
+    {"step": "call", "tool": "echo", "text": "hi"}
+    {"step": "progress", "tool": "slow", "progress": 1.0}
+    {"step": "error", "tool": "echo", "code": -32090, "message": "..."}
 
-A call the SDK raises for (a JSON-RPC error) prints {"tool": ..., "error": CODE,
-"message": ...} and the exit status becomes 1; every call is still made. A tool error
-(`isError: true`) is a result, not a failure. With --sampling the client declares the
-sampling capability and answers each sampling request with the text "sampled: PROMPT",
-printing {"sampling": PROMPT} first.
+With --sampling the client declares the sampling capability and answers each sampling
+request with the text "sampled: PROMPT", after the step {"step": "sampling", "prompt": ...}.
+
+An `MCPError` (McpError in older SDKs) is a step, not a failure (the run goes on); anything else ends the run
+with exit status 1 and a traceback on stderr.
 """
 
 import json
 import sys
+import traceback
+from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-import mcp.types as types
 from mcp.shared.exceptions import MCPError
+import mcp.types as types
 
 
-async def sampling(_context, params: types.CreateMessageRequestParams):
+def emit(step: str, **fields: Any) -> None:
+    print(json.dumps({"step": step, **fields}, ensure_ascii=False), flush=True)
+
+
+async def sampling(_context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
     prompt = "".join(m.content.text for m in params.messages if m.content.type == "text")
-    print(json.dumps({"sampling": prompt}), flush=True)
+    emit("sampling", prompt=prompt)
     return types.CreateMessageResult(
         role="assistant",
         content=types.TextContent(type="text", text=f"sampled: {prompt}"),
@@ -40,45 +47,49 @@ async def sampling(_context, params: types.CreateMessageRequestParams):
     )
 
 
-def transport(cmd: list):
-    if len(cmd) == 1 and cmd[0].startswith(("http://", "https://")):
-        return streamable_http_client(cmd[0])
-    return stdio_client(StdioServerParameters(command=cmd[0], args=cmd[1:]))
+def transport(command: list[str]):
+    if command[0].startswith("http://"):
+        return streamable_http_client(command[0])
+    return stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
 
 
-async def main(calls: list, cmd: list, with_sampling: bool) -> int:
-    status = 0
-    callbacks = {"sampling_callback": sampling} if with_sampling else {}
-    async with transport(cmd) as streams:
-        read, write = streams[0], streams[1]
-        async with ClientSession(read, write, **callbacks) as session:
+async def run(calls: list[str], command: list[str], with_sampling: bool) -> None:
+    callbacks: dict[str, Any] = {"sampling_callback": sampling} if with_sampling else {}
+    async with transport(command) as streams:
+        read_stream, write_stream = streams[0], streams[1]
+        async with ClientSession(read_stream, write_stream, **callbacks) as session:
             await session.initialize()
-            for tool, args in calls:
-                async def progress(p, total, message, tool=tool):
-                    print(json.dumps({"tool": tool, "progress": p}), flush=True)
+            for spec in calls:
+                tool, _, raw = spec.partition(":")
+                arguments = json.loads(raw) if raw else {}
+
+                async def on_progress(progress: float, total: float | None, message: str | None, tool=tool) -> None:
+                    emit("progress", tool=tool, progress=progress)
 
                 try:
-                    result = await session.call_tool(tool, args, progress_callback=progress)
-                except MCPError as e:
-                    print(json.dumps({"tool": tool, "error": e.code,
-                                      "message": e.message}), flush=True)
-                    status = 1
+                    result = await session.call_tool(tool, arguments, progress_callback=on_progress)
+                except MCPError as error:
+                    emit("error", tool=tool, code=error.error.code, message=error.error.message)
                     continue
-                text = "".join(c.text for c in result.content if c.type == "text")
-                print(json.dumps({"tool": tool, "isError": bool(result.is_error),
-                                  "text": text}), flush=True)
-    return status
+                text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+                emit("call", tool=tool, text=text, is_error=bool(result.is_error))
 
 
-if __name__ == "__main__":
+def main() -> int:
     argv = sys.argv[1:]
     with_sampling = argv[:1] == ["--sampling"]
     argv = argv[1:] if with_sampling else argv
     if "--" not in argv:
-        sys.exit("usage: py_calls.py TOOL=JSON_ARGS... -- CMD [ARGS...]")
-    cut = argv.index("--")
-    calls = []
-    for spec in argv[:cut]:
-        tool, _, args = spec.partition("=")
-        calls.append((tool, json.loads(args or "{}")))
-    sys.exit(anyio.run(main, calls, argv[cut + 1:], with_sampling))
+        print("usage: py_calls.py CALL... -- CMD [ARGS...]", file=sys.stderr)
+        return 2
+    at = argv.index("--")
+    try:
+        anyio.run(run, argv[:at], argv[at + 1 :], with_sampling)
+    except Exception:  # noqa: BLE001 - report and fail
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -102,6 +102,11 @@ fn a_stateless_client_is_served_by_the_front_exchanges_for_its_whole_connection(
         texts(picker.on_client(MODERN_CALL.as_bytes())),
         [STATELESS_ANSWER]
     );
+    // Picker::accepts asks the exchanges.
+    assert!(picker.accepts(&Message::new(MODERN_CALL.as_bytes().to_vec())));
+    let other = MODERN_CALL.replace(r#""name":"echo""#, r#""name":"nope""#);
+    assert_ne!(other, MODERN_CALL);
+    assert!(!picker.accepts(&Message::new(other.into_bytes())));
     let verdict = picker.finish();
     assert!(verdict.ok(), "{}", verdict.describe());
     assert_eq!(verdict.matched, 2);

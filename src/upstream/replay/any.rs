@@ -60,7 +60,7 @@ pub struct AnyReplay {
     report: Option<PathBuf>,
     conns: Vec<Conn>,
     claims: Vec<Claim>,
-    /// Connections this client was answered from.
+    /// Connections this client was answered from (a handshake aside).
     served: Vec<bool>,
     list: Vec<Exchange>,
     /// The last exchange used, for a request whose matches are all used.
@@ -69,6 +69,8 @@ pub struct AnyReplay {
     versions: HashSet<String>,
     /// Handshake methods the client sent (their recorded twins are not unused).
     shook: HashSet<String>,
+    /// The connection the first handshake was answered from.
+    shook_from: Option<usize>,
     matched: usize,
     answered: usize,
     missed: Vec<Mismatch>,
@@ -105,6 +107,7 @@ impl AnyReplay {
             last: None,
             versions: facts.versions.clone(),
             shook: HashSet::new(),
+            shook_from: None,
             matched: 0,
             answered: 0,
             missed: Vec::new(),
@@ -232,7 +235,12 @@ impl AnyReplay {
             .map(str::to_owned);
         let e = &mut self.list[i];
         e.used = true;
-        self.served[e.conn] = true;
+        if e.is_handshake() {
+            // It tells no connection apart: the connection is not served by it alone.
+            self.shook_from.get_or_insert(e.conn);
+        } else {
+            self.served[e.conn] = true;
+        }
         let mut out: Vec<Out> = e
             .given
             .iter()
@@ -289,7 +297,8 @@ impl AnyReplay {
             .iter()
             .copied()
             .find(|&c| mine(c))
-            .or(served.first().copied());
+            .or(served.first().copied())
+            .or(self.shook_from);
         let unused: Vec<Leftover> = self
             .list
             .iter()

@@ -235,3 +235,36 @@ fn accepts_says_what_the_tape_would_answer_in_every_mode() {
     strict.on_client(LIVE_ECHO.as_bytes());
     assert!(strict.accepts(&add));
 }
+
+#[test]
+fn a_connection_only_the_handshake_came_from_is_not_counted_as_used() {
+    let init_b = INIT.replace(r#""id":0"#, r#""id":10"#);
+    let answer_b = INIT_ANSWER.replace(r#""id":0"#, r#""id":10"#);
+    let lines = [
+        ("a", "send", INIT),
+        ("a", "recv", INIT_ANSWER),
+        ("a", "send", ECHO),
+        ("a", "recv", ECHOED),
+        ("b", "send", init_b.as_str()),
+        ("b", "recv", answer_b.as_str()),
+        ("b", "send", ADD),
+        ("b", "recv", ADDED),
+    ];
+    let text: String = lines
+        .iter()
+        .map(|(c, d, m)| testing::line(m, d, c, None))
+        .collect();
+    let (t, _dir) = testing::load(&text);
+    let mut r = any(&t, true);
+    r.on_client(LIVE_INIT.as_bytes());
+    r.on_client(LIVE_ADD.as_bytes());
+    let v = r.finish();
+    assert_eq!(v.conn.as_deref(), Some("b"));
+    assert!(
+        v.also.is_empty(),
+        "`a` gave only the handshake: {:?}",
+        v.also
+    );
+    // `b`'s own handshake has a twin the client got: not unused.
+    assert!(v.ok(), "{}", v.describe());
+}

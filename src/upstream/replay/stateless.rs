@@ -37,7 +37,7 @@ use crate::matcher::{self, Matcher};
 use crate::message::{self, Kind, Message};
 use crate::tape::close::CloseReason;
 use crate::tape::{Direction, ServerTape};
-use crate::upstream::replay::{DIVERGED_CODE, Options, error_line, summary};
+use crate::upstream::replay::{DIVERGED_CODE, Options, any, error_line, summary};
 use crate::upstream::script::Ending;
 use crate::upstream::{Closed, Incoming, Link};
 use crate::verdict::{Leftover, Mismatch, Verdict};
@@ -197,6 +197,23 @@ impl Exchanges {
         all
     }
 
+    /// True when `live` would be answered from the exchanges: a request some exchange
+    /// matches, or a probe (answered anyway); a notification or an answer (owed nothing).
+    pub fn accepts(&self, live: &Message) -> bool {
+        if live.kind() != Kind::Request || live.method() == Some("server/discover") {
+            return true;
+        }
+        let norm = std::sync::OnceLock::new();
+        self.list.iter().any(|e| {
+            self.matcher.decides(&e.request, live).unwrap_or_else(|| {
+                let recorded = e
+                    .normalized
+                    .get_or_init(|| self.matcher.normalize(&e.request));
+                matcher::equal(recorded, norm.get_or_init(|| self.matcher.normalize(live)))
+            })
+        })
+    }
+
     /// What the client gets for the live message `live`: the recorded messages of the
     /// exchange it matches, rewritten for it, then its recorded refusal or the tape-end
     /// error when it has one; or the divergence error. A notification or an answer gets
@@ -292,26 +309,13 @@ impl Exchanges {
         let got = summary(live);
         let closest = self.closest(live);
         let (why, mismatch) = match closest {
-            Some(e) => {
-                let want = summary(&e.request);
+            Some((line, request)) => {
                 let why = format!(
-                    "mcptape replay of server `{}`: no recorded stateless request matches {got}; the closest is {want} (tape line {})",
-                    self.server, e.line
+                    "mcptape replay of server `{}`: no recorded stateless request matches {got}; the closest is {} (tape line {line})",
+                    self.server,
+                    summary(request)
                 );
-                let diff = matcher::diff(
-                    &self.matcher.normalize(&e.request),
-                    &self.matcher.normalize(live),
-                    &format!("closest (tape line {})", e.line),
-                    "got",
-                );
-                let mismatch = Mismatch {
-                    line: Some(e.line),
-                    expected: want,
-                    got,
-                    diff,
-                    later_line: None,
-                };
-                (why, mismatch)
+                (why, any::mismatch(&self.matcher, closest, live))
             }
             None => {
                 let why = format!(
@@ -334,18 +338,9 @@ impl Exchanges {
         line
     }
 
-    /// The recorded request most like `live`: the same method and name, else the same
-    /// method, else the first.
-    fn closest(&self, live: &Message) -> Option<&Exchange> {
-        let name =
-            |m: &Message| message::raw_member(m.text(), &["params", "name"]).map(str::to_owned);
-        let same_method = |e: &&Exchange| e.request.method() == live.method();
-        self.list
-            .iter()
-            .filter(same_method)
-            .find(|e| name(&e.request) == name(live))
-            .or_else(|| self.list.iter().find(same_method))
-            .or_else(|| self.list.first())
+    /// The recorded request most like `live` ([`any::closest`]), with its tape line.
+    fn closest(&self, live: &Message) -> Option<(usize, &Message)> {
+        any::closest(live, self.list.iter().map(|e| (e.line, &e.request)))
     }
 
     /// The verdicts: one per recorded connection an exchange was used from (its unused

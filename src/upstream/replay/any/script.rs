@@ -60,6 +60,18 @@ impl Exchange {
     }
 }
 
+/// A request of the connection being read that is not answered yet.
+struct Pending {
+    /// Its exchange, an index into the list.
+    exchange: usize,
+    /// Its recorded id (raw JSON).
+    id: Option<String>,
+    /// Its recorded progress token (raw JSON).
+    token: Option<String>,
+    /// When the latest message given for it (or it) was recorded.
+    last: Option<SystemTime>,
+}
+
 fn ts_of(entry: &Entry) -> Option<SystemTime> {
     humantime::parse_rfc3339(entry.meta.ts.as_deref()?).ok()
 }
@@ -82,19 +94,17 @@ pub(super) fn of(tape: &ServerTape) -> (Vec<Conn>, Vec<Exchange>) {
             id: conn.id.clone(),
             first_line: entries.first().map(|e| e.line),
         });
-        // Unanswered requests of this connection: (exchange, recorded id, token, last ts).
-        let mut pending: Vec<(usize, Option<String>, Option<String>, Option<SystemTime>)> =
-            Vec::new();
+        let mut pending: Vec<Pending> = Vec::new();
         for e in entries {
             let m = &e.message;
             match e.meta.dir {
                 Direction::Send if m.kind() == Kind::Request && m.method() != Some("ping") => {
-                    pending.push((
-                        list.len(),
-                        m.id().map(str::to_owned),
-                        message::raw_member(m.text(), &TOKEN).map(str::to_owned),
-                        ts_of(e),
-                    ));
+                    pending.push(Pending {
+                        exchange: list.len(),
+                        id: m.id().map(str::to_owned),
+                        token: message::raw_member(m.text(), &TOKEN).map(str::to_owned),
+                        last: ts_of(e),
+                    });
                     list.push(Exchange {
                         conn: c,
                         line: e.line,
@@ -114,21 +124,23 @@ pub(super) fn of(tape: &ServerTape) -> (Vec<Conn>, Vec<Exchange>) {
                     let at = if answer {
                         pending
                             .iter()
-                            .position(|p| p.1.as_deref().is_some_and(|id| Some(id) == m.id()))
+                            .position(|p| p.id.as_deref().is_some_and(|id| Some(id) == m.id()))
                     } else {
                         token
-                            .and_then(|t| pending.iter().position(|p| p.2.as_deref() == Some(t)))
+                            .and_then(|t| {
+                                pending.iter().position(|p| p.token.as_deref() == Some(t))
+                            })
                             .or_else(|| pending.len().checked_sub(1))
                     };
                     let Some(at) = at else { continue };
                     let ts = ts_of(e);
                     let p = &mut pending[at];
-                    let exchange = &mut list[p.0];
+                    let exchange = &mut list[p.exchange];
                     exchange.given.push(Given {
                         message: m.clone(),
-                        delay: gap(p.3, ts),
+                        delay: gap(p.last, ts),
                     });
-                    p.3 = ts.or(p.3);
+                    p.last = ts.or(p.last);
                     if answer {
                         exchange.answered = true;
                         pending.remove(at);
