@@ -242,11 +242,7 @@ fn new_without_a_server_to_start_answers_an_error_and_fails_the_verdict() {
     let before = std::fs::read(env.tape("s")).expect("tape");
     let out = replay(&env, "new", &[], &[ECHO_HI, ADD], ABSENT);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(
-        stdout(&out).contains(r#""code": -32090"#),
-        "{}",
-        text(&out)
-    );
+    assert!(stdout(&out).contains(r#""code": -32090"#), "{}", text(&out));
     assert!(
         stderr(&out).contains("could not be forwarded to the real server"),
         "{}",
@@ -334,8 +330,17 @@ fn sampling_added_to_an_echo(env: &Env, proxy: &[String]) -> Output {
 fn assert_added_with_sampling(env: &Env, out: &Output) {
     assert!(out.status.success(), "{}", text(out));
     let got = stdout(out);
-    assert_eq!(got.matches(r#""step": "progress""#).count(), 2, "{}", text(out));
-    assert!(got.contains(r#"{"step": "sampling", "prompt": "#), "{}", text(out));
+    assert_eq!(
+        got.matches(r#""step": "progress""#).count(),
+        2,
+        "{}",
+        text(out)
+    );
+    assert!(
+        got.contains(r#"{"step": "sampling", "prompt": "#),
+        "{}",
+        text(out)
+    );
     assert!(got.contains(r#"\"text\": \"sampled: "#), "{}", text(out));
     assert_eq!(answers(out)[0], pair("echo", "Echo: hi"));
     let err = stderr(out);
