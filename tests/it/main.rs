@@ -61,3 +61,4 @@ mod torn;
 mod verify;
 mod verify_empty;
 mod verify_fixes;
+mod testing_examples;
