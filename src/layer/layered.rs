@@ -163,3 +163,6 @@ impl<L: Link> Link for Layered<L> {
         closed
     }
 }
+
+#[cfg(test)]
+mod tests;
