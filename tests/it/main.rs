@@ -59,3 +59,4 @@ mod torn;
 mod verify;
 mod verify_empty;
 mod verify_fixes;
+mod front_pace;
