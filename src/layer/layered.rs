@@ -59,6 +59,12 @@ impl<L: Link> Layered<L> {
     pub fn inner(&self) -> &L {
         &self.link
     }
+
+    /// True while a layer is still to decide on a server message (a delayed answer):
+    /// more is owed to the client even when the upstream has nothing.
+    pub fn is_deciding(&self) -> bool {
+        self.layers.is_deciding()
+    }
 }
 
 impl<L: Link> Link for Layered<L> {
