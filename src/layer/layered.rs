@@ -11,6 +11,8 @@
 //!   then `next` ends, `send` says the server is gone, and the close names it
 //!   ([`CloseReason::InjectedDisconnect`]) — the upstream is still closed its own way (a
 //!   child's stdin closed, a remote's `DELETE`).
+//! - Once the upstream has ended, `next` still gives what the layers decide later (a
+//!   delayed answer), then ends; a shutdown ([`Link::interrupt`]) forgets those.
 //! - A client message a layer decides on later stays blocking (an approval holds what
 //!   the client sends next).
 
@@ -148,6 +150,8 @@ impl<L: Link> Link for Layered<L> {
     }
 
     async fn interrupt(&mut self, reason: &CloseReason) -> bool {
+        // A shutdown is not held off by a delayed answer (nor a never-answered one).
+        self.layers.abandon();
         self.link.interrupt(reason).await
     }
 

@@ -210,6 +210,12 @@ impl Layers {
         }
     }
 
+    /// Forgets the decisions still to come on server messages (a shutdown does not wait
+    /// for a delayed answer).
+    pub fn abandon(&mut self) {
+        self.pending.clear();
+    }
+
     /// True while some layer is still to decide on a server message.
     pub fn is_deciding(&self) -> bool {
         !self.pending.is_empty()

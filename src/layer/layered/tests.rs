@@ -202,3 +202,18 @@ async fn a_slow_mark_reaches_the_downstream() {
     }
     assert_eq!(link.disconnected(), None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_does_not_wait_for_a_delayed_answer() {
+    let (mut link, _seen) = layered("1", Effect::Delay(Duration::from_secs(3600)));
+    link.send(request(1)).await.expect("send");
+    tokio::select! {
+        got = link.next() => panic!("too early: {got:?}"),
+        () = tokio::time::sleep(Duration::from_millis(100)) => {}
+    }
+    assert!(link.is_deciding(), "the answer is held");
+    assert!(!link.interrupt(&CloseReason::ClientDone).await);
+    let start = tokio::time::Instant::now();
+    assert!(link.next().await.is_none(), "nothing more is owed");
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
