@@ -64,7 +64,10 @@ fn call_takes(args: &[&str]) -> Duration {
 #[test]
 fn with_pace_the_front_gives_an_answer_no_sooner_than_it_was_recorded() {
     let took = call_takes(&["--pace"]);
-    assert!(took >= GAP, "answered after {took:?}, recorded {GAP:?} after");
+    assert!(
+        took >= GAP,
+        "answered after {took:?}, recorded {GAP:?} after"
+    );
 }
 
 #[test]
