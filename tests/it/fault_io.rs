@@ -405,3 +405,25 @@ fn body_of(seen: &[u8]) -> String {
     }
     body
 }
+
+#[test]
+#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
+fn call_says_the_server_closed_its_output_and_exits_1_on_a_disconnect() {
+    let env = Env::new();
+    let config = env.path(".mcp.json");
+    let entry = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(&config, entry.to_string()).expect("write the config");
+    let out = run(env.mcptape([
+        "call",
+        "--fault",
+        "tools/call name=echo: disconnect",
+        "example.echo",
+        "message:x",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("server `example` closed its output before answering `tools/call`"),
+        "{}",
+        text(&out)
+    );
+}
