@@ -4,9 +4,7 @@
 //! cancel, a delayed answer that holds up no other, the end of the connection, and an
 //! answer that comes in many small reads.
 //!
-//! The rules are those of docs/faults.md (`METHOD name=TOOL: EFFECT [ARG]`); until the
-//! rule parser of the faults part is merged, `--fault` refuses every rule, so these
-//! tests are ignored.
+//! The rules are those of docs/faults.md (`METHOD name=TOOL: EFFECT [ARG]`).
 
 use std::io::Read;
 use std::process::Stdio;
@@ -76,7 +74,6 @@ fn assert_timed_out_then_answered(lines: &[Value], second_text: &str) {
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn the_ts_sdk_times_out_a_call_that_is_never_answered_cancels_it_and_its_next_call_is_answered_on_stdio()
  {
     let env = Env::new();
@@ -98,7 +95,6 @@ fn the_ts_sdk_times_out_a_call_that_is_never_answered_cancels_it_and_its_next_ca
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn the_ts_sdk_times_out_a_call_that_is_never_answered_and_its_next_call_is_answered_on_the_http_front()
  {
     let env = Env::new();
@@ -138,7 +134,6 @@ fn assert_delayed_alone(lines: &[Value]) {
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn a_delayed_answer_comes_no_sooner_than_its_delay_and_holds_up_no_other_on_stdio() {
     let env = Env::new();
     let tape = env.path("delay.ndjson");
@@ -154,7 +149,6 @@ fn a_delayed_answer_comes_no_sooner_than_its_delay_and_holds_up_no_other_on_stdi
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn a_delayed_answer_comes_no_sooner_than_its_delay_and_holds_up_no_other_on_the_http_front() {
     let env = Env::new();
     let server = HttpServer::start();
@@ -175,7 +169,6 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"p
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn a_disconnect_on_stdio_closes_the_clients_input_exits_with_its_status_and_says_so_in_the_tape() {
     let env = Env::new();
     let tape = env.path("disconnect.ndjson");
@@ -186,7 +179,7 @@ fn a_disconnect_on_stdio_closes_the_clients_input_exits_with_its_status_and_says
         "--record",
         &tape.display().to_string(),
         "--fault",
-        "tools/call name=echo: disconnect 7",
+        "tools/call name=echo: disconnect 150",
         "--",
         &example_server(),
     ]));
@@ -195,7 +188,7 @@ fn a_disconnect_on_stdio_closes_the_clients_input_exits_with_its_status_and_says
     proxy.send(INITIALIZED);
     proxy.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}"#);
     assert!(proxy.recv_raw().is_none(), "the client's input closed");
-    assert_eq!(proxy.wait().code(), Some(7), "{}", proxy.stderr());
+    assert_eq!(proxy.wait().code(), Some(150), "{}", proxy.stderr());
     let entries = tape_entries(&tape);
     let close = lifecycle(&entries, "$transport/close");
     assert_eq!(close.len(), 1, "{entries:?}");
@@ -215,7 +208,6 @@ fn a_disconnect_on_stdio_closes_the_clients_input_exits_with_its_status_and_says
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn a_disconnect_on_the_http_front_answers_its_status_and_ends_the_session() {
     let env = Env::new();
     let server = HttpServer::start();
@@ -277,7 +269,6 @@ fn long_message() -> String {
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn a_slow_answer_on_stdio_comes_whole_in_many_small_reads_and_is_recorded_once() {
     let env = Env::new();
     let tape = env.path("slow.ndjson");
@@ -337,7 +328,6 @@ fn a_slow_answer_on_stdio_comes_whole_in_many_small_reads_and_is_recorded_once()
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn a_slow_answer_on_the_http_front_comes_whole_in_many_small_reads() {
     let env = Env::new();
     let server = HttpServer::start();
@@ -407,7 +397,6 @@ fn body_of(seen: &[u8]) -> String {
 }
 
 #[test]
-#[ignore = "needs the --fault rule parser of branch h16-faults: un-ignore once merged"]
 fn call_says_the_server_closed_its_output_and_exits_1_on_a_disconnect() {
     let env = Env::new();
     let config = env.path(".mcp.json");
