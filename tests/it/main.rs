@@ -12,6 +12,7 @@ mod claude;
 mod colour;
 mod deep;
 mod exit;
+mod faults;
 mod files;
 mod first_hour;
 mod fixes_c;
