@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+pub mod env;
 pub mod file;
 pub mod layer;
 pub mod rule;

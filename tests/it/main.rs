@@ -13,6 +13,7 @@ mod colour;
 mod deep;
 mod exit;
 mod fault_io;
+mod faults;
 mod files;
 mod first_hour;
 mod fixes_c;
