@@ -59,7 +59,7 @@ impl cli::Proxy {
         let from_env = header_values(&self.header_envs, |var| std::env::var(var).ok())?;
         self.headers.extend(from_env);
         let server = self.server_name()?;
-        let stack = Stack::from_flags(&self.faults)?;
+        let stack = Stack::from_flags_and_env(&self.faults)?;
         let mode = mode::decide(
             self.record.as_deref(),
             self.replay.as_deref(),
@@ -365,8 +365,8 @@ impl cli::Proxy {
         if let Some(url) = &self.url {
             let remote = http::Remote::new(url, self.headers.clone()).map_err(http::http_usage)?;
             let link = Layered::new(Refusals(HttpLink::new(remote).listening()), layers);
-            pump::stdio(link, self.max_line_bytes).await?;
-            return Ok(0);
+            let pumped = pump::stdio(link, self.max_line_bytes).await?;
+            return Ok(pumped.disconnect_exit().unwrap_or(0));
         }
         if !layers.reads_first() && self.relay == cli::Relay::Bytes {
             return relay::relay(&self.command, layers, self.max_line_bytes).await;
@@ -386,8 +386,12 @@ impl cli::Proxy {
             }
         };
         let pumped = pump::stdio(Layered::new(link, layers), max_line).await?;
-        // The server's exit status, through the one table (a child link always ends
-        // `Closed::Exited`, or `Closed::Stopped` when the graces ran out).
+        // An injected disconnect's status; else the server's exit status, through the
+        // one table (a child link always ends `Closed::Exited`, or `Closed::Stopped`
+        // when the graces ran out).
+        if let Some(code) = pumped.disconnect_exit() {
+            return Ok(code);
+        }
         Ok(match pumped.closed {
             Closed::Exited(status) | Closed::Stopped { status, .. } => process::exit_code(status),
             _ => crate::error::EXIT_OK,

@@ -250,10 +250,13 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
     let method = e.message.method().unwrap_or("?");
     let id = e.message.id().unwrap_or("null");
     let body = match (e.meta.dir, e.message.kind()) {
-        (Direction::Lifecycle, _) => {
-            let event = LifecycleKind::parse(method);
-            format!("{} {}", event.label(), compact(&v["params"]))
-        }
+        (Direction::Lifecycle, _) => match crate::tape::lifecycle::Lifecycle::of(e) {
+            Some(crate::tape::lifecycle::Lifecycle::Fault(f)) => fault_line(&f),
+            _ => {
+                let event = LifecycleKind::parse(method);
+                format!("{} {}", event.label(), compact(&v["params"]))
+            }
+        },
         (dir, Kind::Request) => {
             if let Some(t) = ts(e) {
                 asked.insert((dir, id.to_owned()), t);
@@ -303,3 +306,26 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
 #[cfg(test)]
 #[path = "show_tests.rs"]
 mod tests;
+
+/// A `$fault` entry for people: `FAULT error on #2 tools/call search (rule 1: …)`.
+fn fault_line(f: &crate::tape::fault::FaultEntry) -> String {
+    let mut at = String::new();
+    if let Some(id) = &f.id {
+        at.push_str(&format!(" #{id}"));
+    }
+    for part in [&f.method, &f.tool].into_iter().flatten() {
+        at.push(' ');
+        at.push_str(part);
+    }
+    let on = if at.is_empty() {
+        String::new()
+    } else {
+        format!(" on{at}")
+    };
+    format!(
+        "FAULT {}{on} (rule {}: {})",
+        f.effect.as_str(),
+        f.index,
+        f.rule
+    )
+}

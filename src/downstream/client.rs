@@ -153,6 +153,7 @@ impl Session {
     async fn incoming(&mut self) -> Option<Incoming> {
         if let AnyLink::Replay(replay) = &self.link
             && replay.inner().is_idle()
+            && !replay.is_deciding()
         {
             return None;
         }
@@ -199,6 +200,10 @@ impl Session {
     /// The failure of a request whose answer never came.
     fn unanswered(&self, method: &str) -> ClientError {
         let (server, method) = (self.name.clone(), method.to_owned());
+        if self.link.disconnected().is_some() {
+            // An injected disconnect: the server went away, replayed or live.
+            return ClientError::Closed { server, method };
+        }
         match self.link {
             AnyLink::Child(_) => ClientError::Closed { server, method },
             AnyLink::Replay(_) | AnyLink::Http(_) => ClientError::NoAnswer { server, method },

@@ -7,6 +7,7 @@
 //!   stdout as async streams; [`apart`]: both hold an answer back until the client has
 //!   read the notification just before it.
 //! - [`front`]: the HTTP front, one task per session.
+//! - [`slow`]: how both write a message a fault marked slow (`slow-stream`).
 //! - [`client`]: the built-in client behind `call` and `tools`; verify's player is
 //!   [`crate::verify`].
 
@@ -15,4 +16,5 @@ pub mod client;
 pub mod front;
 pub mod pump;
 pub mod relay;
+pub mod slow;
 pub mod stdio;

@@ -10,6 +10,11 @@
 //! the signal and what it writes before it exits still reaches the client). Then the link
 //! is closed with the reason the pump saw. A message a layer holds (waiting for a decision) never holds off a shutdown.
 //!
+//! An injected disconnect ends [`Link::next`] as a server that went away does: the
+//! client's stdout is closed when the proxy exits, and [`Pumped::disconnect`] says so
+//! (the proxy then exits with its status, [`Pumped::disconnect_exit`]). A message a
+//! fault marked slow is written in small pieces ([`crate::downstream::slow`]).
+//!
 //! This is the stdio proxy's path for a remote server (`--url`), for replay, and for a
 //! child server when a layer must read messages before they are forwarded. A child with
 //! only watching layers takes the byte relay instead ([`crate::downstream::relay`]).
@@ -21,12 +26,13 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 
 use crate::downstream::apart::{Backlog, Spacing};
+use crate::downstream::slow;
 use crate::error::Result;
 use crate::framing::{Frame, LineCodec, LongLine};
 use crate::message::Message;
 use crate::tape::close::CloseReason;
 use crate::upstream::child::READ_BUFFER_BYTES;
-use crate::upstream::{Closed, Incoming, Link};
+use crate::upstream::{Closed, Disconnect, Incoming, Link};
 
 /// Drives `link` from our own stdin and stdout until the client or the upstream is gone,
 /// or a signal comes (SIGTERM, SIGINT, SIGHUP); then closes it.
@@ -45,6 +51,18 @@ pub struct Pumped {
     pub closed: Closed,
     /// Why the pump ended it.
     pub reason: CloseReason,
+    /// The injected disconnect that ended it, when one did ([`Link::disconnected`]):
+    /// the client saw the server's output close.
+    pub disconnect: Option<Disconnect>,
+}
+
+impl Pumped {
+    /// The proxy's exit status for an injected disconnect: its status when it fits one
+    /// (0–255), else 1. None when no disconnect ended the pump.
+    pub fn disconnect_exit(&self) -> Option<u8> {
+        let d = self.disconnect.as_ref()?;
+        Some(d.status.and_then(|s| u8::try_from(s).ok()).unwrap_or(1))
+    }
 }
 
 /// Whether the client may still write.
@@ -160,8 +178,13 @@ where
             },
         };
     };
+    let disconnect = link.disconnected();
     let closed = link.close(reason.clone()).await?;
-    Ok(Pumped { closed, reason })
+    Ok(Pumped {
+        closed,
+        reason,
+        disconnect,
+    })
 }
 
 /// A shutdown came: the link is told, and drained first if it still owes the client.
@@ -198,15 +221,35 @@ async fn deliver<W: AsyncWrite + Unpin>(
     // An answer right after a notification waits for the client to read the
     // notification: the TypeScript SDK drops progress that shares a read with its answer.
     out.spacing.before(msg.kind()).await;
-    // One write per line: a client that reads a line at a time sees whole lines.
+    // One write per line: a client that reads a line at a time sees whole lines. A
+    // line a fault marked slow goes in small pieces instead ([`slow`]).
     let (output, buf) = (&mut *out.output, &mut out.buf);
     buf.clear();
     buf.extend_from_slice(&line);
     buf.push(b'\n');
-    if output.write_all(buf).await.is_err() || output.flush().await.is_err() {
+    let written = if msg.is_slow() {
+        write_slowly(output, buf).await
+    } else {
+        output.write_all(buf).await.is_ok() && output.flush().await.is_ok()
+    };
+    if !written {
         return State::Done(CloseReason::ClientStoppedReading);
     }
     going
+}
+
+/// Writes `bytes` in pieces with a pause between them ([`slow`]), each piece flushed;
+/// false when the client stopped reading.
+async fn write_slowly<W: AsyncWrite + Unpin>(output: &mut W, bytes: &[u8]) -> bool {
+    for (n, piece) in slow::pieces(bytes.len()).enumerate() {
+        if n > 0 {
+            tokio::time::sleep(slow::SLOW_PAUSE).await;
+        }
+        if output.write_all(&bytes[piece]).await.is_err() || output.flush().await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -11,25 +11,96 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::layer::Layer;
+
+pub mod env;
+pub mod file;
+pub mod layer;
+pub mod rule;
+
+pub use layer::FaultLayer;
+pub use rule::{Effect, Rule, Selector};
+
+/// The most rules one run takes.
+pub const MAX_RULES: usize = 10_000;
 
 /// The fault rules of one run, parsed and checked.
 #[derive(Debug, Clone, Default)]
 pub struct FaultPlan {
-    /// The rules as given, in order.
-    rules: Vec<String>,
+    /// The rules: the flags' first, then the file's; numbered from 1 in this order.
+    pub rules: Vec<Rule>,
+}
+
+impl Rule {
+    /// The seed of this rule's draws (`seed=`, or the one drawn when the plan was loaded).
+    pub fn seed(&self) -> u64 {
+        self.selector.seed.unwrap_or(0)
+    }
 }
 
 impl FaultPlan {
     /// The plan of `rules` (command-line syntax) and `file`; `None` when there are none.
     /// A bad rule is a usage error naming the rule and its bad part.
     pub fn load(rules: &[String], file: Option<&Path>) -> Result<Option<FaultPlan>> {
-        if rules.is_empty() && file.is_none() {
-            return Ok(None);
+        FaultPlan::load_from(rules, "--fault", file)
+    }
+
+    /// As [`FaultPlan::load`], the rules' source named `from` in errors (`--fault`,
+    /// `MCPTAPE_FAULT`).
+    pub fn load_from(
+        rules: &[String],
+        from: &str,
+        file: Option<&Path>,
+    ) -> Result<Option<FaultPlan>> {
+        let mut plan = FaultPlan::default();
+        plan.add_texts(rules, from)?;
+        if let Some(path) = file {
+            for (sel, effect, text) in file::load(path)? {
+                plan.push(text, sel, effect)?;
+            }
         }
-        Err(Error::Usage(
-            "--fault and --faults are not available in this build yet".into(),
-        ))
+        Ok((!plan.rules.is_empty()).then_some(plan))
+    }
+
+    /// Adds rules in their command-line syntax, from `from` (named in errors).
+    pub fn add_texts(&mut self, rules: &[String], from: &str) -> Result<()> {
+        for (n, text) in rules.iter().enumerate() {
+            let (sel, effect) = rule::parse(text).map_err(|e| {
+                let what = format!("{from} rule {} `{text}`: {e}", n + 1);
+                Error::Usage(crate::term::line(&what).into_owned())
+            })?;
+            self.push(text.clone(), sel, effect)?;
+        }
+        Ok(())
+    }
+
+    /// Adds one checked rule, numbering it; a `p=` without `seed=` gets a seed drawn now.
+    fn push(&mut self, text: String, mut selector: Selector, effect: Effect) -> Result<()> {
+        if self.rules.len() >= MAX_RULES {
+            return Err(Error::Usage(format!(
+                "too many fault rules: at most {MAX_RULES}"
+            )));
+        }
+        if selector.p.is_some() && selector.seed.is_none() {
+            let mut bytes = [0u8; 8];
+            // No randomness at hand: seed 0, still a valid (and reproducible) plan.
+            let _ = getrandom::fill(&mut bytes);
+            selector.seed = Some(u64::from_le_bytes(bytes) >> 11);
+        }
+        self.rules.push(Rule {
+            index: self.rules.len() + 1,
+            text,
+            selector,
+            effect,
+        });
+        Ok(())
+    }
+
+    /// Adds `other`'s rules after these, numbered on.
+    pub fn extend(&mut self, other: FaultPlan) {
+        for rule in other.rules {
+            let index = self.rules.len() + 1;
+            self.rules.push(Rule { index, ..rule });
+        }
     }
 }
 
@@ -56,22 +127,4 @@ pub fn env_vars(flags: &crate::cli::Faults) -> Result<[(&'static str, Option<Str
             file.map(|f| f.to_string_lossy().into_owned()),
         ),
     ])
-}
-
-/// The layer that injects a plan's faults into one connection.
-pub struct FaultLayer {
-    plan: std::sync::Arc<FaultPlan>,
-}
-
-impl FaultLayer {
-    /// A layer applying `plan` (its counters are this connection's own).
-    pub fn new(plan: std::sync::Arc<FaultPlan>) -> FaultLayer {
-        FaultLayer { plan }
-    }
-}
-
-impl Layer for FaultLayer {
-    fn reads_first(&self) -> bool {
-        !self.plan.rules.is_empty()
-    }
 }

@@ -12,7 +12,7 @@ use crate::upstream::child::ChildLink;
 use crate::upstream::http::HttpLink;
 use crate::upstream::refusals::Refusals;
 use crate::upstream::replay::ReplayLink;
-use crate::upstream::{Closed, Event, Incoming, Link};
+use crate::upstream::{Closed, Disconnect, Event, Incoming, Link};
 
 /// One of the three upstreams (the live ones behind their layers; a remote's refusals
 /// read as the JSON-RPC errors a client is given, [`Refusals`]).
@@ -65,6 +65,10 @@ impl Link for AnyLink {
 
     async fn interrupt(&mut self, reason: &CloseReason) -> bool {
         each!(self, link => link.interrupt(reason).await)
+    }
+
+    fn disconnected(&self) -> Option<Disconnect> {
+        each!(self, link => link.disconnected())
     }
 
     async fn close(self, reason: CloseReason) -> Result<Closed> {

@@ -15,22 +15,24 @@
 //! [`reads_first`](Layer::reads_first), bytes are forwarded as they come and the layers
 //! are shown each line afterwards ([`Layers::watch`]).
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 
 use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 
-use crate::error::{LinkError, Result};
-use crate::message::Message;
+use crate::message::{Kind, Message};
 use crate::tape::Direction;
-use crate::tape::close::{Close, CloseReason};
-use crate::upstream::{Closed, Event, Incoming, Link};
+use crate::tape::close::Close;
+use crate::upstream::{Disconnect, Event};
 
 pub mod any;
+pub mod layered;
 pub mod stack;
 
 pub use any::AnyLink;
+pub use layered::Layered;
 pub use stack::Stack;
 
 /// A future a layer hands back: its decision later, or a wait for room.
@@ -104,6 +106,26 @@ pub trait Layer: Send {
 #[derive(Default)]
 pub struct Layers {
     stack: Vec<Box<dyn Layer>>,
+    /// Server messages a layer decides on later (a delay), with that layer's place.
+    pending: FuturesUnordered<Later<Decided>>,
+    /// The injected disconnect, once a layer said one.
+    gone: Option<Disconnect>,
+}
+
+/// A decision a layer took later on a server message: the layer (its place in the
+/// stack), the request the message answers, and the step.
+pub struct Decided {
+    layer: usize,
+    id: Option<String>,
+    step: Step,
+}
+
+/// The id of a request or a response (its JSON text), for naming a disconnect.
+fn request_id(msg: &Message) -> Option<String> {
+    match msg.kind() {
+        Kind::Request | Kind::Response | Kind::Error => msg.id().map(str::to_owned),
+        _ => None,
+    }
 }
 
 /// Where a client message went.
@@ -114,6 +136,9 @@ pub enum Flow {
     Back(Vec<Message>),
     /// Nowhere.
     Dropped,
+    /// Nowhere, and the connection ends: a layer injected a disconnect
+    /// ([`Layers::gone`]).
+    Gone,
 }
 
 impl Layers {
@@ -147,47 +172,110 @@ impl Layers {
     }
 
     /// Takes a client message down the stack. An answer from layer `i` goes back up
-    /// through the layers above it.
+    /// through the layers above it. A layer's decision later on a client message is
+    /// awaited here (it holds up what the client sends next, as an approval must).
     pub async fn client(&mut self, msg: Message) -> Flow {
         let mut msg = msg;
         for i in 0..self.stack.len() {
+            let id = request_id(&msg);
             let step = settle(self.stack[i].client(msg)).await;
             self.tell_above(i);
             match step {
                 Step::Pass(m) => msg = m,
-                Step::Answer(answers) => return Flow::Back(self.up_from(i, answers).await),
-                Step::Drop | Step::Later(_) | Step::Disconnect(_) => return Flow::Dropped,
+                Step::Answer(answers) => return Flow::Back(self.up_from(i, answers)),
+                Step::Drop | Step::Later(_) => return Flow::Dropped,
+                Step::Disconnect(status) => {
+                    self.gone = Some(Disconnect { status, id });
+                    return Flow::Gone;
+                }
             }
         }
         Flow::Up(msg)
     }
 
     /// Takes a server message up the stack, from the layer furthest from the client;
-    /// returns what reaches the client, in order.
-    pub async fn server(&mut self, msg: Message) -> Vec<Message> {
+    /// returns what reaches the client now, in order. What a layer decides later (a
+    /// delay) is kept pending ([`Layers::decided`]) and holds up nothing else.
+    pub fn server(&mut self, msg: Message) -> Vec<Message> {
         let n = self.stack.len();
-        self.up_from(n, vec![msg]).await
+        self.up_from(n, vec![msg])
     }
 
-    /// Runs `msgs` up through layers `below-1 .. 0`.
-    async fn up_from(&mut self, below: usize, msgs: Vec<Message>) -> Vec<Message> {
+    /// The next decision a layer took later on a server message; pending while none is
+    /// (forever when none is awaited). Cancel-safe: an undecided one stays here.
+    pub async fn decided(&mut self) -> Decided {
+        match self.pending.next().await {
+            Some(decided) => decided,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Forgets the decisions still to come on server messages (a shutdown does not wait
+    /// for a delayed answer).
+    pub fn abandon(&mut self) {
+        self.pending.clear();
+    }
+
+    /// True while some layer is still to decide on a server message.
+    pub fn is_deciding(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Continues a decision taken later up through the layers nearer the client than
+    /// the one that took it; returns what reaches the client.
+    pub fn resume(&mut self, decided: Decided) -> Vec<Message> {
+        let Decided { layer, id, step } = decided;
+        let mut here = Vec::new();
+        self.take(layer, step, id, &mut here);
+        self.up_from(layer, here)
+    }
+
+    /// The injected disconnect that ended the connection, once one has.
+    pub fn gone(&self) -> Option<&Disconnect> {
+        self.gone.as_ref()
+    }
+
+    /// Runs `msgs` up through layers `below-1 .. 0`. A disconnect at a layer cuts what
+    /// came after it there; what came before still goes on up.
+    fn up_from(&mut self, below: usize, msgs: Vec<Message>) -> Vec<Message> {
         let mut msgs = msgs;
         for i in (0..below).rev() {
             let mut next = Vec::with_capacity(msgs.len());
             for m in msgs {
-                let step = settle(self.stack[i].server(m)).await;
+                let id = request_id(&m);
+                let step = self.stack[i].server(m);
                 self.tell_above(i);
-                match step {
-                    Step::Pass(m) => next.push(m),
-                    // A layer answering a server message would talk to the server; none
-                    // does yet, so what it gives is passed on toward the client.
-                    Step::Answer(more) => next.extend(more),
-                    Step::Drop | Step::Later(_) | Step::Disconnect(_) => {}
+                if self.take(i, step, id, &mut next) {
+                    break;
                 }
             }
             msgs = next;
         }
         msgs
+    }
+
+    /// Acts on layer `i`'s step on a server message (`id`: the request it answers):
+    /// what goes on up is pushed to `next`. True when it was a disconnect.
+    fn take(&mut self, i: usize, step: Step, id: Option<String>, next: &mut Vec<Message>) -> bool {
+        match step {
+            Step::Pass(m) => next.push(m),
+            // A layer answering a server message would talk to the server; none does
+            // yet, so what it gives is passed on toward the client.
+            Step::Answer(more) => next.extend(more),
+            Step::Drop => {}
+            Step::Later(later) => self.pending.push(Box::pin(async move {
+                Decided {
+                    layer: i,
+                    id,
+                    step: later.await,
+                }
+            })),
+            Step::Disconnect(status) => {
+                self.gone = Some(Disconnect { status, id });
+                return true;
+            }
+        }
+        false
     }
 
     /// Gives the facts layer `i` has to tell ([`Layer::events`]) to the layers nearer the
@@ -271,110 +359,6 @@ async fn settle(step: Step) -> Step {
         step = later.await;
     }
     step
-}
-
-/// A [`Link`] behind a stack of layers: a `Link` itself.
-pub struct Layered<L> {
-    link: L,
-    layers: Layers,
-    /// Messages for the client that did not come from the upstream (a layer's answers),
-    /// or came with others (one server message a layer turned into several).
-    ready: VecDeque<Message>,
-    /// The layers' wait for room before more is taken from the upstream, kept here so
-    /// that a `next` cancelled in the middle of it loses nothing.
-    wait: Option<Later<()>>,
-}
-
-impl<L: Link> Layered<L> {
-    /// `link` behind `layers`; the layers are told of the link's start.
-    pub fn new(link: L, mut layers: Layers) -> Layered<L> {
-        if let Some(start) = link.started() {
-            layers.event(&start);
-        }
-        Layered {
-            link,
-            layers,
-            ready: VecDeque::new(),
-            wait: None,
-        }
-    }
-
-    /// The upstream, for what only it can tell.
-    pub fn inner(&self) -> &L {
-        &self.link
-    }
-}
-
-impl<L: Link> Link for Layered<L> {
-    fn started(&self) -> Option<Event> {
-        // Already told to this stack's layers; a stack above gets its own from its link.
-        self.link.started()
-    }
-
-    async fn send(&mut self, msg: Message) -> Result<(), LinkError> {
-        let flow = self.layers.client(msg).await;
-        let sent = match flow {
-            Flow::Up(msg) => self.link.send(msg).await,
-            Flow::Back(answers) => {
-                self.ready.extend(answers);
-                Ok(())
-            }
-            Flow::Dropped => Ok(()),
-        };
-        self.layers.room().await;
-        sent
-    }
-
-    /// Cancel-safe as long as no layer decides later on a server message (none does): a
-    /// message taken from the upstream reaches `ready` before anything is awaited, and the
-    /// wait for room is kept in `self`.
-    async fn next(&mut self) -> Option<Incoming> {
-        loop {
-            if let Some(msg) = self.ready.pop_front() {
-                return Some(Incoming::Message(msg));
-            }
-            if let Some(wait) = &mut self.wait {
-                wait.await;
-                self.wait = None;
-            }
-            match self.link.next().await? {
-                Incoming::Message(msg) => {
-                    let out = self.layers.server(msg).await;
-                    self.ready.extend(out);
-                    self.wait = self.layers.room_wait();
-                }
-                Incoming::Event(event) => self.layers.event(&event),
-                refused @ Incoming::Refused { .. } => return Some(refused),
-            }
-        }
-    }
-
-    async fn oversize(&mut self, len: usize, prefix: Bytes) {
-        self.layers.oversize(Direction::Send, len, &prefix);
-        self.link.oversize(len, prefix).await;
-    }
-
-    async fn end_input(&mut self) {
-        self.link.end_input().await;
-    }
-
-    async fn cancel(&mut self, id: &str) {
-        self.link.cancel(id).await;
-    }
-
-    async fn interrupt(&mut self, reason: &CloseReason) -> bool {
-        self.link.interrupt(reason).await
-    }
-
-    async fn close(mut self, reason: CloseReason) -> Result<Closed> {
-        let closed = self.link.close(reason.clone()).await;
-        let status = match &closed {
-            Ok(c) => c.status(),
-            Err(_) => crate::tape::close::CloseStatus::Unknown,
-        };
-        self.layers.close(&Close::new(reason, status));
-        closed
-    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,23 @@ impl Stack {
         })
     }
 
+    /// The stack the flags ask for, with the faults of the mode's environment
+    /// (`MCPTAPE_FAULT`, `MCPTAPE_FAULTS`, [`crate::fault::env`]) after the flags' own:
+    /// for the proxies a `record`/`replay` parent starts.
+    pub fn from_flags_and_env(faults: &cli::Faults) -> Result<Stack> {
+        let own = FaultPlan::load(&faults.rules, faults.file.as_deref())?;
+        let plan = match (own, crate::fault::env::plan()?) {
+            (Some(mut own), Some(env)) => {
+                own.extend(env);
+                Some(own)
+            }
+            (own, env) => own.or(env),
+        };
+        Ok(Stack {
+            faults: plan.map(Arc::new),
+        })
+    }
+
     /// A fresh stack of layers for one connection: `tap` first, when recording.
     pub fn layers(&self, tap: Option<TapLayer>) -> Layers {
         Layers::new()

@@ -4,7 +4,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::tape::close::CloseStatus;
+use crate::error::{LinkError, Result};
+use crate::tape::close::{CloseReason, CloseStatus};
+use crate::upstream::{Closed, Incoming, Link};
 
 /// An in-memory peer: answers each request with `{"id":…,"result":{}}` and records what
 /// reached it.

@@ -49,10 +49,13 @@ pub enum CloseReason {
     /// `exchange done`: a sessionless (2026-07-28) request of the HTTP front was answered
     /// (or its client went away); the exchange was its own connection.
     ExchangeDone,
+    /// `injected disconnect`: a `disconnect` fault ended the connection as if the server
+    /// went away ([`crate::upstream::Disconnect`]).
+    InjectedDisconnect,
 }
 
 /// The reasons written as fixed words, for reading them back.
-const FIXED: [CloseReason; 8] = [
+const FIXED: [CloseReason; 9] = [
     CloseReason::ServerExited,
     CloseReason::ClientClosedStdin,
     CloseReason::ClientStoppedReading,
@@ -61,6 +64,7 @@ const FIXED: [CloseReason; 8] = [
     CloseReason::ClientFailed,
     CloseReason::ClientTimeout,
     CloseReason::ExchangeDone,
+    CloseReason::InjectedDisconnect,
 ];
 
 impl CloseReason {
@@ -87,6 +91,7 @@ impl CloseReason {
             CloseReason::StartFailed(error) => error,
             CloseReason::Other(words) => words,
             CloseReason::ExchangeDone => "exchange done",
+            CloseReason::InjectedDisconnect => "injected disconnect",
         })
     }
 

@@ -167,6 +167,7 @@ impl Lifecycle {
             Lifecycle::HttpStream(_) => LifecycleKind::HttpStream,
             Lifecycle::HttpResume { .. } => LifecycleKind::HttpResume,
             Lifecycle::HttpCancelled { .. } => LifecycleKind::HttpCancelled,
+            Lifecycle::Fault(_) => LifecycleKind::Fault,
             Lifecycle::Other(kind) => kind.clone(),
         }
     }
@@ -204,6 +205,7 @@ impl Lifecycle {
                 }
                 params
             }
+            Lifecycle::Fault(fault) => fault.params(),
             Lifecycle::Other(_) => json!({}),
         }
     }
@@ -261,6 +263,9 @@ impl Lifecycle {
                     .filter(|id| id.is_string() || id.is_number())
                     .map(Value::to_string),
             }),
+            LifecycleKind::Fault => {
+                crate::tape::fault::FaultEntry::read(params).map(Lifecycle::Fault)
+            }
             LifecycleKind::Other(_) => None,
         };
         typed.unwrap_or(Lifecycle::Other(kind))

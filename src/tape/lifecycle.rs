@@ -34,13 +34,15 @@ pub enum LifecycleKind {
     HttpResume,
     /// `$http/cancelled`: a client of the HTTP front closed its stream mid-answer.
     HttpCancelled,
+    /// `$fault`: an injected fault ([`crate::tape::fault`]).
+    Fault,
     /// Any other method (`$note`, a newer writer's events), kept as written.
     Other(String),
 }
 
 /// Every known kind, for reading a method back: [`LifecycleKind::as_str`] is the one
 /// spelling of each.
-const KNOWN: [LifecycleKind; 11] = [
+const KNOWN: [LifecycleKind; 12] = [
     LifecycleKind::Start,
     LifecycleKind::Close,
     LifecycleKind::Invalid,
@@ -52,6 +54,7 @@ const KNOWN: [LifecycleKind; 11] = [
     LifecycleKind::HttpStream,
     LifecycleKind::HttpResume,
     LifecycleKind::HttpCancelled,
+    LifecycleKind::Fault,
 ];
 
 impl LifecycleKind {
@@ -69,6 +72,7 @@ impl LifecycleKind {
             LifecycleKind::HttpStream => "$http/stream",
             LifecycleKind::HttpResume => "$http/resume",
             LifecycleKind::HttpCancelled => "$http/cancelled",
+            LifecycleKind::Fault => "$fault",
             LifecycleKind::Other(method) => method,
         }
     }
@@ -163,6 +167,8 @@ pub enum Lifecycle {
         /// client to make too.
         request_id: Option<String>,
     },
+    /// `$fault`: an injected fault, what it hit and what it replaced.
+    Fault(crate::tape::fault::FaultEntry),
     /// Any other event (`$note`, a newer writer's events), or a known one of another
     /// shape, kept.
     Other(LifecycleKind),

@@ -16,6 +16,7 @@
 //! - [`kind`]: opening a file without blocking (`O_NONBLOCK`), and what kind it is.
 //! - [`stream`]: which HTTP stream a server message came on (`_meta.stream`).
 //! - [`source`]: where an imported entry came from (`_meta.source`).
+//! - [`fault`]: what a `$fault` entry (an injected fault) says.
 //!
 //! Invariant: the message part of every line is byte-for-byte what crossed the wire. The
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
@@ -23,6 +24,7 @@
 pub mod census;
 pub mod close;
 mod error;
+pub mod fault;
 pub mod format;
 pub mod group;
 pub mod kind;

@@ -57,6 +57,19 @@ pub enum Incoming {
     },
 }
 
+/// An injected disconnect ([`crate::layer::Step::Disconnect`]): the server went away
+/// here, on purpose. A downstream that finds one ([`Link::disconnected`]) once
+/// [`Link::next`] has ended ends its client's connection the way its transport does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disconnect {
+    /// The HTTP status the request gets on the HTTP front; on stdio, the proxy's exit
+    /// status. None: the front's default (404), or exit 1.
+    pub status: Option<u16>,
+    /// The request it ended on (its id's JSON text): the client request the fault took,
+    /// or the request a server answer was for; None for a notification.
+    pub id: Option<String>,
+}
+
 /// How an upstream ended.
 #[derive(Debug)]
 pub enum Closed {
@@ -149,6 +162,13 @@ pub trait Link: Send {
     fn interrupt(&mut self, reason: &CloseReason) -> impl Future<Output = bool> + Send {
         let _ = reason;
         async { false }
+    }
+
+    /// The injected disconnect that ended [`Link::next`], when one did (a layer's
+    /// [`crate::layer::Step::Disconnect`]); None for an upstream that went away by
+    /// itself, and by default.
+    fn disconnected(&self) -> Option<Disconnect> {
+        None
     }
 
     /// Ends the upstream the way its transport asks (close stdin → wait → SIGTERM →

@@ -55,13 +55,14 @@ pub(super) async fn serve_replay(
     } else {
         pump::stdio(Layered::new(link, stack.layers(None)), max_line).await?
     };
+    let disconnect = pumped.disconnect_exit();
     match pumped.closed {
         Closed::Replayed {
             verdict,
             server_exit,
         } => Ok((
             *verdict,
-            server_exit.filter(|_| pumped.reason == CloseReason::ServerExited),
+            disconnect.or(server_exit.filter(|_| pumped.reason == CloseReason::ServerExited)),
         )),
         _ => unreachable!("a replay link ends replayed"),
     }

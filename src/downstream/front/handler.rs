@@ -8,6 +8,7 @@
 //! the request. `GET` opens the session's GET stream ([`super::get`]). `DELETE` ends the
 //! session. It never waits for the upstream otherwise: the session's task does.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -126,10 +127,16 @@ async fn post(id: Option<&str>, session: &SessionHandle, msg: Message) -> Respon
         id: Some(live),
         exchange: id.is_none(),
     };
+    let mut pieces = VecDeque::new();
     let first = match rx.recv().await {
         Some(Item::Refused(error)) => return refused(error),
         Some(Item::Gone) => return full(StatusCode::BAD_GATEWAY, "mcptape: the session is gone\n"),
+        Some(Item::Disconnect(status)) => return disconnected(status),
         Some(Item::Event(event)) => Some(event),
+        Some(Item::Slow(event)) => {
+            pieces = cut(&event);
+            pieces.pop_front()
+        }
         None => None,
     };
     stream(
@@ -140,8 +147,24 @@ async fn post(id: Option<&str>, session: &SessionHandle, msg: Message) -> Respon
             msg,
             busy,
             watch,
+            pieces,
         },
     )
+}
+
+/// The answer to a request an injected disconnect ended the session on.
+fn disconnected(status: u16) -> Response<Body> {
+    full(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+        "mcptape: injected disconnect: the session is over\n",
+    )
+}
+
+/// A slow event's pieces ([`crate::downstream::slow`]).
+fn cut(event: &Bytes) -> VecDeque<Bytes> {
+    crate::downstream::slow::pieces(event.len())
+        .map(|piece| event.slice(piece))
+        .collect()
 }
 
 /// The answer to a refused request: the upstream's own status (the client sees what it
@@ -165,13 +188,29 @@ struct Answers {
     msg: Message,
     busy: Busy,
     watch: Watch,
+    /// The rest of a slow event, written a piece at a time with a pause before each.
+    pieces: VecDeque<Bytes>,
 }
 
 impl Answers {
-    /// The next event of the stream; `None` once it is over.
+    /// The next event of the stream (or piece of a slow one); `None` once it is over.
     async fn next(&mut self) -> Option<Bytes> {
+        if let Some(piece) = self.pieces.pop_front() {
+            tokio::time::sleep(crate::downstream::slow::SLOW_PAUSE).await;
+            return Some(piece);
+        }
         match self.rx.recv().await {
             Some(Item::Event(event)) => Some(event),
+            Some(Item::Slow(event)) => {
+                self.pieces = cut(&event);
+                self.pieces.pop_front()
+            }
+            // The server went away (injected): the stream ends without an answer, as a
+            // server's would; the session is over, so no cancel is said for it.
+            Some(Item::Disconnect(_)) => {
+                self.watch.id = None;
+                None
+            }
             // After the stream started, a refusal reaches the client as its answer.
             Some(Item::Refused(why)) => {
                 crate::upstream::http::error_for(&self.msg, &why.to_string()).map(|e| sse_event(&e))

@@ -39,7 +39,7 @@ use crate::record::tap::TapHandle;
 use crate::tape::close::{Close, CloseReason, CloseStatus};
 use crate::tape::lifecycle::Lifecycle;
 use crate::upstream::http::Offer;
-use crate::upstream::{Closed, Incoming, Link};
+use crate::upstream::{Closed, Disconnect, Incoming, Link};
 use crate::verdict::Verdict;
 
 /// What reaches a request's answer stream.
@@ -47,12 +47,23 @@ use crate::verdict::Verdict;
 pub enum Item {
     /// One SSE event carrying one server message.
     Event(Bytes),
+    /// One SSE event a fault marked slow (`slow-stream`): written in small pieces
+    /// ([`crate::downstream::slow`]).
+    Slow(Bytes),
+    /// An injected disconnect ended the session on this request: its handler answers
+    /// this status (before the stream started) or ends the stream (after).
+    Disconnect(u16),
     /// The upstream refused the request: its handler answers the status (before the
     /// stream started) or a JSON-RPC error (after).
     Refused(HttpError),
     /// The link is gone: the message could not be handed on.
     Gone,
 }
+
+/// The status of the request an injected `disconnect` without a status ends on: `404`,
+/// the answer that tells a Streamable HTTP client its session is over, so that it starts
+/// a new one (the transport spec's session management, 2025-06-18 and 2025-11-25).
+pub const DISCONNECT_STATUS: u16 = 404;
 
 /// The sending end of one request's answer stream.
 pub type Stream = mpsc::UnboundedSender<Item>;
@@ -257,10 +268,13 @@ impl<L: Link> Task<L> {
                 },
                 incoming = self.link.next(), if !self.drained => match incoming {
                     Some(incoming) => self.route(incoming).map(|r| (r, None)),
-                    None => {
-                        self.drained = true;
-                        None
-                    }
+                    None => match self.link.disconnected() {
+                        Some(gone) => Some((self.disconnected(&gone), None)),
+                        None => {
+                            self.drained = true;
+                            None
+                        }
+                    },
                 },
             };
             if let Some((reason, done)) = why {
@@ -313,15 +327,32 @@ impl<L: Link> Task<L> {
         }
     }
 
+    /// An injected disconnect: no more is taken from the client, the request it ended on
+    /// gets its status ([`DISCONNECT_STATUS`] by default), and the session ends (the
+    /// others' streams end without an answer).
+    fn disconnected(&mut self, gone: &Disconnect) -> CloseReason {
+        self.commands.close();
+        let status = gone.status.unwrap_or(DISCONNECT_STATUS);
+        if let Some(tx) = gone.id.as_deref().and_then(|id| self.forget(id)) {
+            let _ = tx.send(Item::Disconnect(status));
+        }
+        CloseReason::InjectedDisconnect
+    }
+
     /// A server message to the stream that waits for it; one from the GET stream, or
     /// while no POST stream is open, to the GET stream ([`get`]); else to the newest.
     fn deliver(&mut self, msg: &Message) {
         let event = sse_event(msg.raw());
+        let slow = msg.is_slow();
+        let event = move || match slow {
+            true => Item::Slow(event),
+            false => Item::Event(event),
+        };
         if matches!(msg.kind(), Kind::Response | Kind::Error)
             && let Some(id) = msg.id()
         {
             if let Some(tx) = self.forget(id) {
-                if tx.send(Item::Event(event)).is_err() {
+                if tx.send(event()).is_err() {
                     // Its client went before the handler heard of it, its answer already
                     // here: no cancel a replay could ask of a client, so none is named.
                     self.record_cancelled(None);
@@ -336,13 +367,13 @@ impl<L: Link> Task<L> {
             .progress_stream(msg)
             .or_else(|| self.origin_stream(msg))
         {
-            let _ = tx.send(Item::Event(event));
+            let _ = tx.send(event());
             return;
         }
         let for_get = msg.stream().is_some() || self.newest.is_none();
         match &self.newest {
             Some(tx) if !(for_get && self.get.is_open()) => {
-                let _ = tx.send(Item::Event(event));
+                let _ = tx.send(event());
             }
             _ => self.get.give(msg.raw()),
         }

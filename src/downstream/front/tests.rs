@@ -428,6 +428,8 @@ async fn a_stream_whose_client_went_away_is_recorded_as_cancelled_and_its_late_a
 
 mod ending;
 
+mod faults;
+
 mod get;
 
 #[tokio::test]

@@ -236,3 +236,100 @@ async fn a_client_that_writes_everything_and_hangs_up_still_gets_every_answer_it
         other => panic!("{other:?}"),
     }
 }
+
+/// Marks every server message slow (the `slow-stream` fault's shape), or ends the
+/// connection on a client's `tools/call` (the `disconnect` fault's).
+struct Faulty {
+    disconnect: Option<Option<u16>>,
+}
+
+impl crate::layer::Layer for Faulty {
+    fn reads_first(&self) -> bool {
+        true
+    }
+    fn client(&mut self, msg: Message) -> crate::layer::Step {
+        match self.disconnect {
+            Some(status) if msg.method() == Some("tools/call") => {
+                crate::layer::Step::Disconnect(status)
+            }
+            _ => crate::layer::Step::Pass(msg),
+        }
+    }
+    fn server(&mut self, msg: Message) -> crate::layer::Step {
+        match self.disconnect {
+            None => crate::layer::Step::Pass(msg.slowly()),
+            Some(_) => crate::layer::Step::Pass(msg),
+        }
+    }
+}
+
+fn faulty(
+    disconnect: Option<Option<u16>>,
+) -> (crate::layer::Layered<ReplayLink>, tempfile::TempDir) {
+    let (link, dir) = link(&handshake(), false);
+    let layers = crate::layer::Layers::new().push(Faulty { disconnect });
+    (crate::layer::Layered::new(link, layers), dir)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_answer_reaches_the_client_whole_in_many_small_writes() {
+    use tokio::io::AsyncReadExt;
+    let (link, _dir) = faulty(None);
+    let (mut client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    let pump = tokio::spawn(serve(link, r, w, 1 << 20, std::future::pending()));
+    client
+        .write_all(format!("{INIT}\n").as_bytes())
+        .await
+        .expect("write");
+    let (mut got, mut reads) = (Vec::new(), 0);
+    let mut buf = [0u8; 4096];
+    while !got.ends_with(b"\n") {
+        let n = client.read(&mut buf).await.expect("read");
+        assert!(n > 0, "the answer ended early: {got:?}");
+        assert!(
+            n <= crate::downstream::slow::SLOW_PIECE_BYTES,
+            "one piece per read: {n}"
+        );
+        got.extend_from_slice(&buf[..n]);
+        reads += 1;
+    }
+    let line = String::from_utf8(got).expect("utf-8");
+    assert!(
+        line.starts_with(r#"{"jsonrpc":"2.0","id":0,"result""#),
+        "{line}"
+    );
+    assert_eq!(
+        reads,
+        line.len()
+            .div_ceil(crate::downstream::slow::SLOW_PIECE_BYTES)
+    );
+    client.shutdown().await.expect("shutdown");
+    drop(client);
+    let pumped = pump.await.expect("join").expect("pump");
+    assert_eq!(pumped.disconnect, None);
+}
+
+#[tokio::test]
+async fn an_injected_disconnect_ends_the_pump_and_gives_its_exit_status() {
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
+    for (status, exit) in [(Some(7), 7), (None, 1), (Some(404), 1)] {
+        let (link, _dir) = faulty(Some(status));
+        let (mut client, ours) = tokio::io::duplex(1 << 16);
+        let (r, w) = tokio::io::split(ours);
+        let pump = tokio::spawn(serve(link, r, w, 1 << 20, std::future::pending()));
+        client
+            .write_all(format!("{INIT}\n{call}\n").as_bytes())
+            .await
+            .expect("write");
+        // The client's side stays open: only the disconnect ends the pump.
+        let pumped = pump.await.expect("join").expect("pump");
+        assert_eq!(pumped.reason, CloseReason::ServerExited);
+        assert_eq!(
+            pumped.disconnect.as_ref().map(|d| d.id.as_deref()),
+            Some(Some("1"))
+        );
+        assert_eq!(pumped.disconnect_exit(), Some(exit), "{status:?}");
+        drop(client);
+    }
+}
