@@ -15,6 +15,7 @@ command, default mcptape's example server `example-server`).
 
 import os
 import shlex
+from contextlib import asynccontextmanager
 
 import pytest
 from mcp.client.session import ClientSession
@@ -33,11 +34,13 @@ def server(*faults: str) -> StdioServerParameters:
     return StdioServerParameters(command=MCPTAPE, args=[*args, "--", *SERVER])
 
 
-async def session_call(params: StdioServerParameters, tool: str, arguments: dict):
+@asynccontextmanager
+async def connected(params: StdioServerParameters):
+    """An initialized client session with the server."""
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            return await session.call_tool(tool, arguments)
+            yield session
 
 
 @pytest.fixture
@@ -47,21 +50,24 @@ def anyio_backend():
 
 @pytest.mark.anyio
 async def test_greets_by_name():
-    result = await session_call(server(), "greet", {"name": "Ada"})
+    async with connected(server()) as session:
+        result = await session.call_tool("greet", {"name": "Ada"})
     assert not result.is_error
     assert "Ada" in result.content[0].text
 
 
 @pytest.mark.anyio
 async def test_adds():
-    result = await session_call(server(), "add", {"a": 2, "b": 3})
+    async with connected(server()) as session:
+        result = await session.call_tool("add", {"a": 2, "b": 3})
     assert result.content[0].text == "5"
 
 
 @pytest.mark.anyio
 async def test_a_rate_limit_reaches_the_client_as_an_error():
     rule = 'tools/call name=add: error -32000 "rate limited"'
-    with pytest.raises(MCPError) as caught:
-        await session_call(server(rule), "add", {"a": 2, "b": 3})
+    async with connected(server(rule)) as session:
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool("add", {"a": 2, "b": 3})
     assert caught.value.code == -32000
     assert "rate limited" in caught.value.message
