@@ -13,6 +13,7 @@ mod colour;
 mod deep;
 mod exit;
 mod faults;
+mod faults_http;
 mod files;
 mod first_hour;
 mod fixes_c;
