@@ -139,6 +139,15 @@ impl Ending {
                     return Ending::LostClient(e.line, o);
                 }
                 Some(Lifecycle::Oversize(o)) => lost = Some((e.line, o)),
+                // An injected `disconnect`: the server went away here, as recorded.
+                Some(Lifecycle::Fault(f))
+                    if f.effect == crate::tape::fault::FaultEffect::Disconnect =>
+                {
+                    return Ending::Closed(Close::new(
+                        CloseReason::ServerExited,
+                        CloseStatus::Unknown,
+                    ));
+                }
                 _ => {}
             }
             let (Some(id), kind) = (e.message.id(), e.message.kind()) else {
@@ -393,6 +402,14 @@ mod tests {
         let gone = line(
             r#""method":"$transport/close","params":{"reason":"server exited","exitCode":256}"#,
             "lifecycle",
+        );
+        let fault = line(
+            r#""method":"$fault","params":{"rule":"x: disconnect","index":1,"effect":"disconnect","id":1,"method":"x"}"#,
+            "lifecycle",
+        );
+        assert!(
+            !ending(&[call.clone(), fault]).is_cut(),
+            "an injected disconnect ends the recording whole"
         );
         let closed = ending(&[call, gone]);
         assert!(!closed.is_cut());

@@ -150,3 +150,83 @@ fn faults_are_taped_shown_and_replayed_as_they_happened() {
     assert!(out.status.success(), "{}", text(&out));
     faulted(&lines(&out));
 }
+
+/// `mcptape call` of the example server (a config naming it) with these rules.
+fn call_with(env: &Env, tool: &str, rules: &[&str], extra: &[&str]) -> std::process::Output {
+    let config = env.path("mcp.json");
+    let text = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(&config, text.to_string()).expect("write");
+    let mut cmd = env.mcptape(["call", "--config"]);
+    cmd.arg(&config).arg(tool).args(extra);
+    for rule in rules {
+        cmd.args(["--fault", rule]);
+    }
+    run(cmd)
+}
+
+#[test]
+fn call_exits_by_the_injected_fault() {
+    let env = Env::new();
+    let out = call_with(
+        &env,
+        "example.echo",
+        &[r#"tools/call: error -32000 "rate limited""#],
+        &["message:hi"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("error -32000: rate limited"),
+        "{}",
+        text(&out)
+    );
+    let out = call_with(
+        &env,
+        "example.echo",
+        &["tools/call: tool-error disk full"],
+        &["message:hi"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("disk full"), "{}", text(&out));
+    assert!(stderr(&out).contains("isError: true"), "{}", text(&out));
+    // A malformed answer is no answer: the call runs into its timeout.
+    let out = call_with(
+        &env,
+        "example.echo",
+        &["tools/call: malformed"],
+        &["message:hi", "--timeout", "1"],
+    );
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("not a JSON-RPC message"),
+        "{}",
+        text(&out)
+    );
+    // Untouched without a rule that picks it.
+    let out = call_with(
+        &env,
+        "example.echo",
+        &["tools/call name=other: error 1 x"],
+        &["message:hi"],
+    );
+    assert_eq!(stdout(&out), "Echo: hi\n", "{}", text(&out));
+}
+
+#[test]
+fn a_dropped_notification_never_reaches_the_client() {
+    let env = Env::new();
+    let out = call_with(&env, "example.slow", &[], &[]);
+    assert!(stderr(&out).contains("progress 1/3"), "{}", text(&out));
+    let out = call_with(
+        &env,
+        "example.slow",
+        &["notifications/progress nth=2: drop"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("progress 1/3") && err.contains("progress 3/3"),
+        "{err}"
+    );
+    assert!(!err.contains("progress 2/3"), "{err}");
+}

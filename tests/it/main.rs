@@ -14,6 +14,7 @@ mod deep;
 mod exit;
 mod fault_io;
 mod faults;
+mod faults_http;
 mod files;
 mod first_hour;
 mod fixes_c;
