@@ -120,6 +120,12 @@ pub mod compare {
 /// `mcptape show`'s trace of a tape, for the fuzz targets.
 pub use cmd::show::trace;
 
+/// The fault rule language and its files, for the fuzz targets.
+pub mod fault_rules {
+    pub use crate::fault::FaultPlan;
+    pub use crate::fault::file::parse as parse_file;
+}
+
 /// The config formats' documents (`install`'s JSON/JSONC, TOML and YAML), for the fuzz
 /// targets: parse any text, list entries, edit a member, apply the edits.
 pub mod config_documents {

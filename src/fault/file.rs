@@ -39,6 +39,12 @@ type Fields = Vec<(String, String)>;
 pub fn load(path: &Path) -> Result<Vec<FileRule>> {
     let shown = crate::term::line(&path.display().to_string()).into_owned();
     let text = read(path, &shown)?;
+    parse(&text, path, &shown)
+}
+
+/// Reads the rules of `text`, the contents of `path` (its extension picks JSON or TOML,
+/// else the text's first character does), named `shown` in errors.
+pub fn parse(text: &str, path: &Path, shown: &str) -> Result<Vec<FileRule>> {
     let toml = match path.extension().and_then(|e| e.to_str()) {
         Some(e) if e.eq_ignore_ascii_case("toml") => true,
         Some(e) if e.eq_ignore_ascii_case("json") => false,
@@ -48,9 +54,9 @@ pub fn load(path: &Path) -> Result<Vec<FileRule>> {
         }
     };
     let raw = if toml {
-        toml_rules(&text)
+        toml_rules(text)
     } else {
-        json_rules(&text)
+        json_rules(text)
     };
     let fail = |what: String| {
         Error::Usage(crate::term::line(&format!("--faults `{shown}`: {what}")).into_owned())

@@ -31,6 +31,7 @@ use crate::tape::{Direction, Tape};
 
 mod answers;
 mod compare;
+mod faulted;
 mod player;
 
 pub use compare::{Class, Played};

@@ -111,8 +111,13 @@ pub(super) async fn play<L: Link>(
         .entries
         .iter()
         .map(|&i| &tape.entries[i])
-        // Of the lifecycle, only a closed stream's cancel (`$http/cancelled`) is played.
-        .filter(|e| e.meta.dir != Direction::Lifecycle || cancel::by_stream(e).is_some())
+        // Of the lifecycle, only a closed stream's cancel (`$http/cancelled`) is played,
+        // and an injected fault (`$fault`) read ([`super::faulted`]).
+        .filter(|e| {
+            e.meta.dir != Direction::Lifecycle
+                || cancel::by_stream(e).is_some()
+                || super::faulted::is_fault(e)
+        })
         .collect();
     let mut player = Player {
         link,
@@ -259,6 +264,9 @@ impl<L: Link> Player<'_, L> {
                     self.opts.timeout.as_secs_f64()
                 ));
             }
+        }
+        if answered.is_some() {
+            super::faulted::skip(&mut played, entry, rest);
         }
         if !initialize {
             self.done(played, msg, recorded_msg, answered.as_ref());

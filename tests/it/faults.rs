@@ -230,3 +230,29 @@ fn a_dropped_notification_never_reaches_the_client() {
     );
     assert!(!err.contains("progress 2/3"), "{err}");
 }
+
+#[test]
+fn verify_skips_a_call_whose_recorded_answer_was_an_injected_fault_and_names_the_rule() {
+    let env = Env::new();
+    let out = call_with(
+        &env,
+        "example.greet",
+        &[r#"tools/call name=greet: error -32000 "rate limited""#],
+        &["name:Ada", "--record", "faulted"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let entries = tape_entries(&env.tape("faulted"));
+    assert!(
+        entries.iter().any(|e| e["method"] == "$fault"),
+        "{entries:?}"
+    );
+    // The live server answers greet; the recorded answer was the fault's, not the
+    // server's: nothing to compare, and no difference reported.
+    let out = run(env.mcptape(["verify", "faulted", "--", &example_server()]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("injected fault (error by rule 1"),
+        "verify names the rule that made the recorded answer: {said}"
+    );
+}
