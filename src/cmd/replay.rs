@@ -105,7 +105,9 @@ impl cli::Replay {
         let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
         let verdicts = Verdict::collect(report.path());
-        let any = self.matching.match_mode == Some(cli::MatchMode::Any);
+        // `new` replays with `--match any` (it refuses the other modes).
+        let any = self.matching.match_mode == Some(cli::MatchMode::Any)
+            || self.record_mode == cli::RecordMode::New;
         let judged = judge(
             &verdicts,
             &tape,

@@ -255,6 +255,13 @@ impl FallbackLink {
             None => {
                 r.done = true;
                 let owed: Vec<String> = r.pending.drain().collect();
+                if !owed.is_empty() {
+                    self.problems.push(format!(
+                        "the real server ended before answering {} forwarded request{} (--record-mode new): the tape holds no answer to add",
+                        owed.len(),
+                        if owed.len() == 1 { "" } else { "s" }
+                    ));
+                }
                 for id in owed {
                     let mut line = error_line(
                         &id,
@@ -394,7 +401,18 @@ impl Link for FallbackLink {
         };
         verdict.problems.extend(self.problems);
         if let State::Running(r) = self.live {
-            let Running { link, session, .. } = *r;
+            let Running {
+                link,
+                session,
+                done,
+                ..
+            } = *r;
+            // A server that went away ended its connection itself, whatever the client did.
+            let reason = if done {
+                CloseReason::ServerExited
+            } else {
+                reason
+            };
             if let Err(e) = link.close(reason).await {
                 verdict.problems.push(format!(
                     "the real server did not end cleanly: {}",

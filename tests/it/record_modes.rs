@@ -397,7 +397,6 @@ fn new_forwards_to_the_proxys_url_server() {
 }
 
 #[test]
-#[ignore = "needs the fault rule language (branch h16-faults): phase 0's FaultPlan refuses every rule"]
 fn faults_are_passed_on_whether_the_mode_records_or_replays() {
     let env = Env::new();
     let rule = r#"tools/call name=echo: error -32000 "rate limited""#;
@@ -476,4 +475,46 @@ fn the_http_front_warns_that_new_is_stdio_only() {
         said.starts_with("--record-mode new is stdio-only for now"),
         "{said}"
     );
+}
+
+#[test]
+fn new_fails_the_verdict_when_the_real_server_dies_before_answering_and_says_why() {
+    let env = Env::new();
+    let recorded = replay(&env, "all", &[], &[ECHO_HI], &example_server());
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let dying = env.path("dying.sh");
+    std::fs::write(&dying, "#!/bin/sh\necho oops >&2\nexit 4\n").expect("script");
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&dying).expect("meta").permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&dying, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let out = replay(&env, "new", &[], &[ECHO_HI, ADD], &dying.to_string_lossy());
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("the real server ended before answering 1 forwarded request"),
+        "{}",
+        text(&out)
+    );
+    // Its close on the tape says the server went, not that the client hung up.
+    let entries = tape_entries(&env.tape("s"));
+    let closes = lifecycle(&entries, "$transport/close");
+    let last = closes.last().expect("a close");
+    assert_eq!(last["params"]["reason"], "server exited", "{last}");
+}
+
+#[test]
+fn new_lists_a_recorded_connection_no_client_used_without_failing_as_any_does() {
+    let env = Env::new();
+    // Two recorded connections: two runs of the client appended by `new` on an empty
+    // start would do too; two `all` runs keep one, so record the second with `new`.
+    let recorded = replay(&env, "all", &[], &[ECHO_HI], &example_server());
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let added = replay(&env, "new", &[], &[ECHO_HI, ADD], &example_server());
+    assert!(added.status.success(), "{}", text(&added));
+    // A client that needs only the first connection: the added one goes unused.
+    let out = replay(&env, "new", &[], &[ECHO_HI], ABSENT);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!stderr(&out).contains("UNUSED"), "{}", text(&out));
 }
