@@ -277,7 +277,7 @@ pub const ENV_FAIL_ON_UNUSED: &str = "MCPTAPE_FAIL_ON_UNUSED";
 /// The record mode, `none`, `once`, `new` or `all` (`mcptape replay --record-mode`); the
 /// proxies under `replay` read `new` from it.
 pub const ENV_MODE: &str = "MCPTAPE_MODE";
-/// Fault rules, one per line (set by `record`/`replay --fault` for the proxies below).
+/// Fault rules, a JSON array of texts or one a line (set by `record`/`replay --fault` for the proxies below).
 pub const ENV_FAULT: &str = "MCPTAPE_FAULT";
 /// A fault rules file's absolute path (set by `record`/`replay --faults`).
 pub const ENV_FAULTS: &str = "MCPTAPE_FAULTS";

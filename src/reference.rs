@@ -221,7 +221,7 @@ pub const VARS: &[Var] = &[
     Var {
         name: "MCPTAPE_FAULT",
         commands: &["record", "replay", "proxy"],
-        meaning: "fault rules, one per line: --fault, set by `mcptape record`/`replay` for \
+        meaning: "fault rules (a JSON array of rule texts, or one a line): --fault, set by `mcptape record`/`replay` for \
                   the proxies under them",
     },
     Var {

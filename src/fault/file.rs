@@ -82,6 +82,14 @@ fn read(path: &Path, shown: &str) -> Result<String> {
         what: format!("cannot read --faults `{shown}`"),
         source,
     };
+    // A FIFO or a device would block the open or the read for ever: only a regular file
+    // (a symlink to one is fine) is read.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(Error::Usage(format!(
+            "--faults `{shown}`: not a regular file"
+        )));
+    }
     let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
@@ -102,13 +110,28 @@ enum Item {
     Fields(Fields),
 }
 
-/// The line of byte `at` of `text`, from 1.
-fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at.min(text.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
+/// Where a text's lines start, to name the line of a byte offset in O(log n) (a file of
+/// many rules would be rescanned once per rule otherwise).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn of(text: &str) -> Lines {
+        Lines(newlines(text))
+    }
+
+    /// The line of byte `at`, from 1.
+    fn line(&self, at: usize) -> usize {
+        self.0.partition_point(|&nl| nl < at) + 1
+    }
+}
+
+/// The offsets of a text's newlines.
+fn newlines(text: &str) -> Vec<usize> {
+    text.bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'\n')
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn json_rules(text: &str) -> Result<Vec<(Option<usize>, Item)>, String> {
@@ -120,10 +143,18 @@ fn json_rules(text: &str) -> Result<Vec<(Option<usize>, Item)>, String> {
     };
     let items: Vec<&RawValue> = serde_json::from_str(list)
         .map_err(|_| "`rules` is an array of rules (objects or rule texts)".to_owned())?;
+    if items.len() > super::MAX_RULES {
+        return Err(format!(
+            "{} rules: at most {} fault rules",
+            items.len(),
+            super::MAX_RULES
+        ));
+    }
     let base = text.as_ptr() as usize;
+    let lines = Lines::of(text);
     let mut out = Vec::new();
     for (n, raw) in items.into_iter().enumerate() {
-        let line = line_of(text, raw.get().as_ptr() as usize - base);
+        let line = lines.line(raw.get().as_ptr() as usize - base);
         let value: serde_json::Value =
             serde_json::from_str(raw.get()).map_err(|e| format!("rule {}: {e}", n + 1))?;
         let item = match value {
@@ -159,13 +190,14 @@ fn json_rules(text: &str) -> Result<Vec<(Option<usize>, Item)>, String> {
 
 fn toml_rules(text: &str) -> Result<Vec<(Option<usize>, Item)>, String> {
     let doc = toml_edit::Document::parse(text).map_err(|e| format!("not TOML: {e}"))?;
+    let lines = Lines::of(text);
     let mut out = Vec::new();
     let Some(item) = doc.get("rules") else {
         return Err("a TOML file holds [[rules]] tables (or rules = [\"…\"])".into());
     };
     if let Some(tables) = item.as_array_of_tables() {
         for (n, table) in tables.iter().enumerate() {
-            let line = table.span().map(|s| line_of(text, s.start));
+            let line = table.span().map(|s| lines.line(s.start));
             let mut fields = Fields::new();
             for (k, v) in table.iter() {
                 let value = v
@@ -178,7 +210,7 @@ fn toml_rules(text: &str) -> Result<Vec<(Option<usize>, Item)>, String> {
         }
     } else if let Some(list) = item.as_array() {
         for (n, v) in list.iter().enumerate() {
-            let line = v.span().map(|s| line_of(text, s.start));
+            let line = v.span().map(|s| lines.line(s.start));
             let t = v
                 .as_str()
                 .ok_or_else(|| format!("rule {}: a rule's text", n + 1))?;

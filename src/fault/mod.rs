@@ -38,6 +38,12 @@ impl Rule {
 }
 
 impl FaultPlan {
+    /// How many rules the plan has.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
     /// The plan of `rules` (command-line syntax) and `file`; `None` when there are none.
     /// A bad rule is a usage error naming the rule and its bad part.
     pub fn load(rules: &[String], file: Option<&Path>) -> Result<Option<FaultPlan>> {
@@ -120,7 +126,9 @@ pub fn env_vars(flags: &crate::cli::Faults) -> Result<[(&'static str, Option<Str
     Ok([
         (
             crate::mode::ENV_FAULT,
-            (!flags.rules.is_empty()).then(|| flags.rules.join("\n")),
+            // A JSON array, so that a rule may hold a newline (in its message).
+            (!flags.rules.is_empty())
+                .then(|| serde_json::Value::from(flags.rules.clone()).to_string()),
         ),
         (
             crate::mode::ENV_FAULTS,

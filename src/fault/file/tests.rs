@@ -55,3 +55,31 @@ fn a_bad_entry_is_named_by_file_rule_and_line() {
     let err = load(&broken).expect_err("not JSON").to_string();
     assert!(err.contains("not JSON"), "{err}");
 }
+
+#[test]
+fn a_fifo_is_refused_before_it_is_opened() {
+    // Found by review: opening a FIFO blocked for ever.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let fifo = dir.path().join("rules.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let err = load(&fifo).expect_err("a FIFO");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn a_file_of_too_many_rules_is_refused_before_they_are_read() {
+    // Found by review: each rule's line was counted from the start of the file (quadratic),
+    // and the limit checked only after all were read.
+    let many: Vec<&str> = vec!["*: drop"; crate::fault::MAX_RULES + 1];
+    let (_d, path) = write("many.json", &serde_json::to_string(&many).expect("json"));
+    let err = load(&path).expect_err("too many");
+    assert!(
+        err.to_string().contains("at most 10000 fault rules"),
+        "{err}"
+    );
+    // Lines are still named right deep in a file.
+    let text = format!("[{}\"bad rule\"]", "\"*: drop\",\n".repeat(500));
+    let (_e, path) = write("late.json", &text);
+    let err = load(&path).expect_err("a bad rule");
+    assert!(err.to_string().contains("rule 501 (line 501)"), "{err}");
+}
