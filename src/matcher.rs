@@ -11,6 +11,8 @@
 //!   ([`VOLATILE_META_KEYS`]), and less the `_meta` object itself when nothing else is
 //!   left in it;
 //! - the user's ignore globs are removed from both sides ([`Glob`]);
+//! - `params` that is `{}` (as sent, or once `_meta` and ignored paths are gone) is
+//!   removed: absent params and `{}` match (`tools/list` is sent both ways);
 //! - a recorded `"[REDACTED]"` matches any value there, and a `[REDACTED]` inside a
 //!   recorded string matches any text in its place;
 //! - numbers compare by value (`1` matches `1.0`).
@@ -175,7 +177,8 @@ impl Matcher {
     }
 
     /// The message as compared: `id`/`jsonrpc` dropped, `_meta` (or, with `match_meta`,
-    /// its volatile keys) and ignored paths removed.
+    /// its volatile keys) and ignored paths removed, and `params` left empty by that (or
+    /// sent as `{}`) removed: absent params and `{}` match.
     pub fn normalize(&self, msg: &Message) -> Value {
         let mut v = comparable(msg);
         if let Value::Object(map) = &mut v {
@@ -197,6 +200,14 @@ impl Matcher {
         }
         for glob in &self.ignore {
             glob.remove(&mut v);
+        }
+        // Absent `params` and `{}` say the same (`tools/list` with or without them).
+        if let Value::Object(map) = &mut v
+            && map
+                .get("params")
+                .is_some_and(|p| p.as_object().is_some_and(|o| o.is_empty()))
+        {
+            map.remove("params");
         }
         v
     }

@@ -201,3 +201,17 @@ fn a_difference_as_json_tells_an_absent_side_from_null() {
     assert_eq!(back[0].old, Some(serde_json::Value::Null));
     assert_eq!(back[0].new, None);
 }
+
+#[test]
+fn absent_params_and_empty_params_match_in_every_mode() {
+    let bare = msg(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let empty = msg(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+    let meta = msg(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+        "params": {"_meta": {"progressToken": 1}}}));
+    let cursor = msg(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list",
+        "params": {"cursor": "x"}}));
+    let m = Matcher::default();
+    assert!(m.matches(&bare, &empty) && m.matches(&empty, &bare));
+    assert!(m.matches(&bare, &meta) && m.matches(&meta, &empty));
+    assert!(!m.matches(&bare, &cursor) && !m.matches(&cursor, &empty));
+}

@@ -70,7 +70,7 @@ pub const DIVERGED_CODE: i64 = -32090;
 /// JSON-RPC "parse error".
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "method not found".
-const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// Client notifications that may come unrecorded without failing the replay: they ask
 /// nothing of the server, and their timing varies from run to run.
 const ADVISORY: &[&str] = &[

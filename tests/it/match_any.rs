@@ -306,3 +306,30 @@ fn any_gives_server_requests_progress_and_errors_with_their_exchange() {
         text(&out)
     );
 }
+
+#[test]
+fn any_answers_the_unrecorded_discover_probe_of_mcptape_call() {
+    // `mcptape call` probes with `server/discover` first, and the recorded tape holds no
+    // probe: under `any` it must be optional, as in strict replay.
+    let env = Env::new();
+    let config = env.path("mcp.json");
+    let conf = serde_json::json!({"mcpServers": {"example": {"command": example_server()}}});
+    std::fs::write(&config, conf.to_string()).expect("write");
+    let tape = env.path("cx.ndjson");
+    let mut rec = env.mcptape(["call", "--config"]);
+    rec.arg(&config)
+        .arg("--record")
+        .arg(&tape)
+        .args(["example.echo", "message=hi"]);
+    let out = run(rec);
+    assert!(out.status.success(), "{}", text(&out));
+    let mut replay = env.mcptape(["call", "--replay"]);
+    replay
+        .arg(&tape)
+        .args(["example.echo", "message=hi"])
+        .env("MCPTAPE_MATCH", "any");
+    let out = run(replay);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(stdout(&out).contains("Echo: hi"), "{}", text(&out));
+    assert!(!stderr(&out).contains("DIVERGED"), "{}", text(&out));
+}

@@ -14,11 +14,17 @@
 //! tell connections apart.
 //!
 //! A ping is answered at once; the client's notifications and its answers to server
-//! requests are taken whenever they come. A request that matches nothing gets
-//! [`DIVERGED_CODE`] naming the closest recorded request, and the verdict records it with
-//! a diff (it fails: `DIVERGED`), but the replay goes on. The recorded requests of the
-//! client's connections it never sent are listed as unused, failing the verdict only with
-//! `--fail-on-unused` (then as leftovers).
+//! requests are taken whenever they come. A `server/discover` probe (2026-07-28
+//! clients) is optional, as in strict replay: one the tape holds no exchange for gets
+//! the server's recorded answer to a probe elsewhere in the tape, else method-not-found
+//! (the client falls back to `initialize`), noted in the verdict.
+//!
+//! A request that matches nothing gets [`DIVERGED_CODE`] naming the closest recorded
+//! request ([`closest`]: the same method and tool, else the same method; when the tape
+//! holds no request of its method, it says so instead), and the verdict records it with
+//! a diff against that request (it fails: `DIVERGED`), but the replay goes on. The
+//! recorded requests of the client's connections it never sent are listed as unused,
+//! failing the verdict only with `--fail-on-unused` (then as leftovers).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -28,13 +34,15 @@ use crate::matcher::{self, Matcher};
 use crate::message::{self, Kind, Message};
 use crate::report;
 use crate::tape::ServerTape;
-use crate::upstream::replay::{DIVERGED_CODE, Options, Out, ServerFacts, error_line, summary};
+use crate::upstream::replay::{
+    DIVERGED_CODE, METHOD_NOT_FOUND, Options, Out, ServerFacts, error_line, summary,
+};
 use crate::verdict::{Leftover, Mismatch, Verdict};
 
 mod closest;
 mod script;
 
-pub use closest::{closest, mismatch};
+pub use closest::{closest, mismatch, no_such_method};
 use script::{Conn, Exchange, TOKEN};
 
 /// JSON-RPC "parse error".
@@ -67,6 +75,10 @@ pub struct AnyReplay {
     last: Option<usize>,
     /// Protocol versions this server answered anywhere in the tape.
     versions: HashSet<String>,
+    /// This server's recorded answer to a `server/discover` probe, if any.
+    discover_answer: Option<Message>,
+    /// Notes for the verdict (an unrecorded probe answered).
+    notes: Vec<String>,
     /// Handshake methods the client sent (their recorded twins are not unused).
     shook: HashSet<String>,
     /// The connection the first handshake was answered from.
@@ -106,6 +118,8 @@ impl AnyReplay {
             list,
             last: None,
             versions: facts.versions.clone(),
+            discover_answer: facts.discover_answer.clone(),
+            notes: Vec::new(),
             shook: HashSet::new(),
             shook_from: None,
             matched: 0,
@@ -215,6 +229,9 @@ impl AnyReplay {
             return vec![now(line.into_bytes())];
         }
         let Some(i) = self.pick(&live) else {
+            if live.method() == Some("server/discover") {
+                return vec![now(self.unrecorded_probe(&id))];
+            }
             return vec![now(self.miss(&live, &id))];
         };
         self.given(i, &live, &id)
@@ -269,6 +286,32 @@ impl AnyReplay {
         out
     }
 
+    /// A `server/discover` probe (2026-07-28 clients) no exchange matches: optional, as
+    /// in strict replay. It gets the server's recorded answer to a probe elsewhere in
+    /// the tape, or method-not-found (so the client falls back to `initialize`), noted.
+    fn unrecorded_probe(&mut self, id: &str) -> Vec<u8> {
+        let (line, how) = match &self.discover_answer {
+            Some(answer) => match message::replace_member(answer.text(), &["id"], id) {
+                Some(text) => (
+                    format!("{text}\n").into_bytes(),
+                    "with the answer the server gave one elsewhere in the tape",
+                ),
+                None => (
+                    error_line(id, METHOD_NOT_FOUND, "Method not found"),
+                    "with method-not-found",
+                ),
+            },
+            None => (
+                error_line(id, METHOD_NOT_FOUND, "Method not found"),
+                "with method-not-found",
+            ),
+        };
+        self.notes.push(format!(
+            "the client sent a `server/discover` the tape holds no exchange for: answered {how}"
+        ));
+        line
+    }
+
     /// A request no exchange matches: its divergence kept, its error line.
     fn miss(&mut self, live: &Message, id: &str) -> Vec<u8> {
         let got = summary(live);
@@ -279,10 +322,7 @@ impl AnyReplay {
                 self.server,
                 summary(recorded)
             ),
-            None => format!(
-                "mcptape replay of server `{}`: the tape holds no request, got {got}",
-                self.server
-            ),
+            None => no_such_method(&self.server, live, "request"),
         };
         self.missed.push(mismatch(&self.matcher, found, live));
         error_line(id, DIVERGED_CODE, &why)
@@ -344,6 +384,7 @@ impl AnyReplay {
                 .map(|&c| self.conns[c].id.clone())
                 .collect(),
             unused,
+            notes: self.notes,
             ..Verdict::default()
         }
     }

@@ -268,3 +268,107 @@ fn a_connection_only_the_handshake_came_from_is_not_counted_as_used() {
     // `b`'s own handshake has a twin the client got: not unused.
     assert!(v.ok(), "{}", v.describe());
 }
+
+const LIVE_PROBE: &str = r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+
+#[test]
+fn an_unrecorded_discover_probe_gets_method_not_found_and_a_note() {
+    let (t, _dir) = tape(&[]);
+    let mut r = any(&t, false);
+    let out = texts(r.on_client(LIVE_PROBE.as_bytes()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(out[0].contains("-32601"), "{out:?}");
+    assert!(out[0].contains(r#""id":"d""#), "{out:?}");
+    r.on_client(LIVE_INIT.as_bytes());
+    r.on_client(LIVE_ADD.as_bytes());
+    let v = r.finish();
+    assert!(v.ok(), "{}", v.describe());
+    assert!(
+        v.notes.iter().any(|n| n.contains("server/discover")),
+        "{:?}",
+        v.notes
+    );
+}
+
+#[test]
+fn an_unrecorded_discover_probe_gets_the_answer_recorded_for_another() {
+    const PROBE: &str = r#"{"jsonrpc":"2.0","id":9,"method":"server/discover","params":{}}"#;
+    const PROBED: &str =
+        r#"{"jsonrpc":"2.0","id":9,"result":{"supportedVersions":["2026-07-28"]}}"#;
+    let text: String = [
+        ("a", "send", PROBE),
+        ("a", "recv", PROBED),
+        ("b", "send", ADD),
+        ("b", "recv", ADDED),
+    ]
+    .iter()
+    .map(|(c, d, m)| testing::line(m, d, c, None))
+    .collect();
+    let (t, _dir) = testing::load(&text);
+    let mut r = any(&t, false);
+    // The recorded probe answers the first live one; its last use answers again.
+    let first = texts(r.on_client(LIVE_PROBE.as_bytes()));
+    assert!(first[0].contains("supportedVersions"), "{first:?}");
+    // A connection with no probe of its own: the facts' answer.
+    let only_b: String = [("b", "send", ADD), ("b", "recv", ADDED)]
+        .iter()
+        .map(|(c, d, m)| testing::line(m, d, c, None))
+        .collect();
+    let (tb, _db) = testing::load(&only_b);
+    let (facts_tape, conns) = t.facts_tape();
+    let facts = ServerFacts::of(&facts_tape, &conns);
+    let mut rb = AnyReplay::new(&tb, None, &opts(false), &facts);
+    let out = texts(rb.on_client(LIVE_PROBE.as_bytes()));
+    assert!(out[0].contains("supportedVersions"), "{out:?}");
+    assert!(out[0].contains(r#""id":"d""#), "{out:?}");
+    assert!(rb.finish().ok());
+}
+
+#[test]
+fn a_listing_with_empty_params_matches_one_without_and_back() {
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#;
+    const LISTED: &str = r#"{"jsonrpc":"2.0","id":4,"result":{"tools":[]}}"#;
+    const LIST_EMPTY: &str = r#"{"jsonrpc":"2.0","id":5,"method":"prompts/list","params":{}}"#;
+    const PROMPTS: &str = r#"{"jsonrpc":"2.0","id":5,"result":{"prompts":[]}}"#;
+    let text: String = [
+        ("a", "send", LIST),
+        ("a", "recv", LISTED),
+        ("a", "send", LIST_EMPTY),
+        ("a", "recv", PROMPTS),
+    ]
+    .iter()
+    .map(|(c, d, m)| testing::line(m, d, c, None))
+    .collect();
+    let (t, _dir) = testing::load(&text);
+    let mut r = any(&t, false);
+    let out = texts(r.on_client(br#"{"jsonrpc":"2.0","id":30,"method":"tools/list","params":{}}"#));
+    assert!(out[0].contains(r#""tools""#), "{out:?}");
+    let out = texts(r.on_client(br#"{"jsonrpc":"2.0","id":31,"method":"prompts/list"}"#));
+    assert!(out[0].contains(r#""prompts""#), "{out:?}");
+    let out = texts(r.on_client(
+        br#"{"jsonrpc":"2.0","id":32,"method":"tools/list","params":{"_meta":{"progressToken":1}}}"#,
+    ));
+    assert!(out[0].contains(r#""tools""#), "{out:?}");
+    assert!(r.finish().ok());
+}
+
+#[test]
+fn a_miss_of_a_method_the_tape_never_recorded_says_so() {
+    let (t, _dir) = tape(&[]);
+    let mut r = any(&t, false);
+    let out = texts(r.on_client(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#));
+    assert!(out[0].contains("-32090"), "{out:?}");
+    assert!(!out[0].contains("closest"), "{out:?}");
+    assert!(
+        out[0].contains(
+            "no recorded request matches tools/list #3; the tape holds no tools/list request of server `s`"
+        ),
+        "{out:?}"
+    );
+    let v = r.finish();
+    assert_eq!(v.label(), "DIVERGED");
+    let m = v.mismatch.as_ref().expect("a mismatch");
+    assert_eq!(m.line, None);
+    assert!(m.diff.is_empty(), "{}", m.diff);
+    assert_eq!(m.expected, "a recorded tools/list request");
+}

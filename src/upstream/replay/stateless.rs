@@ -318,13 +318,13 @@ impl Exchanges {
                 (why, any::mismatch(&self.matcher, closest, live))
             }
             None => {
-                let why = format!(
-                    "mcptape replay of server `{}`: the tape holds no stateless request, got {got}",
-                    self.server
-                );
+                let why = any::no_such_method(&self.server, live, "stateless request");
                 let mismatch = Mismatch {
                     line: None,
-                    expected: "a recorded stateless request".into(),
+                    expected: format!(
+                        "a recorded stateless {} request",
+                        live.method().unwrap_or("?")
+                    ),
                     got,
                     diff: String::new(),
                     later_line: None,
