@@ -38,9 +38,9 @@ impl Rule {
 }
 
 impl FaultPlan {
-    /// How many rules the plan has.
+    /// How many rules the plan has (for tests).
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub fn rule_count(&self) -> usize {
         self.rules.len()
     }
 
