@@ -81,7 +81,7 @@ mod usage;
 mod verdict;
 mod verify;
 
-pub use cli::Cli;
+pub use cli::{Cli, MatchMode};
 pub use config::Config;
 pub use downstream::pump;
 pub use error::{ClientError, Error, HttpError, LinkError, Result, TapeError};

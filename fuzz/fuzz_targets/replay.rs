@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcptape::Tape;
-use mcptape::{Replay, ReplayOptions as Options, ServerFacts};
+use mcptape::{MatchMode, Replay, ReplayOptions as Options, ServerFacts};
 
 fuzz_target!(|data: &[u8]| {
     let split = data.windows(5).position(|w| w == b"\n---\n");
@@ -24,9 +24,9 @@ fuzz_target!(|data: &[u8]| {
             .cloned()
             .collect();
         let facts = ServerFacts::of(&tape, &same);
-        for unordered in [false, true] {
+        for matching in [MatchMode::Strict, MatchMode::Unordered] {
             let opts = Options {
-                unordered,
+                matching,
                 ..Options::default()
             };
             let mut replay = Replay::new(&tape, conn, &facts, opts);
