@@ -264,7 +264,7 @@ fn in_replay_a_sessionless_request_is_matched_on_its_own_or_diverges() {
     let (status, body) = post(&front.url, "MCP-Protocol-Version: 2026-07-28\r\n", call);
     assert!(status.contains("200"), "{body}");
     assert!(
-        body.contains("-32090") && body.contains("the closest is tools/list"),
+        body.contains("-32090") && body.contains("the tape holds no tools/call stateless request"),
         "{body}"
     );
     assert_eq!(
