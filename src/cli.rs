@@ -6,10 +6,13 @@ use clap::{Args, Parser, Subcommand};
 use crate::framing::MAX_LINE_BYTES;
 
 mod agents;
+mod guard;
 mod replay;
 #[allow(unused_imports)] // until import uses TranscriptAgent (issue 15)
 pub use agents::{AgentName, Scope, Targets, TranscriptAgent};
 pub use agents::{Import, Install, Scan, Uninstall};
+#[allow(unused_imports)] // CommitmentsAction until `commitments` is built (issue 17)
+pub use guard::{Approvals, Approve, Commitments, CommitmentsAction, Deny, Guard};
 pub use replay::{Faults, MatchMode, Matching, RecordMode};
 
 /// What `record --help` says before its lists: how to play back what it recorded.
@@ -112,6 +115,14 @@ pub enum Command {
     Import(Import),
     /// List an agent's past sessions and the MCP calls they made, per server.
     Scan(Scan),
+    /// List the tool calls held for a person's decision (a policy's `ask`).
+    Approvals(Approvals),
+    /// Let a held tool call through to its server.
+    Approve(Approve),
+    /// Refuse a held tool call (the agent is told why).
+    Deny(Deny),
+    /// Recompute a tape's commitments, or check an answer against them.
+    Commitments(Commitments),
     /// Print a completion script for a shell (bash, zsh, fish, powershell, elvish).
     Completions(Completions),
     /// Print the manual page (roff), for `man -l -` or a `man1` directory.
@@ -164,6 +175,9 @@ pub struct Record {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub faults: Faults,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub guard: Guard,
     /// The command to run with MCPTAPE_RECORD set. Without one, prints the variables to
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]
@@ -194,6 +208,9 @@ pub struct Proxy {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub faults: Faults,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub guard: Guard,
     /// Lines longer than this are forwarded as they stream and recorded as their length
     /// and a prefix (a `$transport/oversize` entry): the tape loses that message, and
     /// replay ends the tape there.
@@ -337,6 +354,9 @@ pub struct Call {
     /// How to print the result.
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub guard: Guard,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub client: Client,

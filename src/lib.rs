@@ -50,6 +50,7 @@
 mod agents;
 mod cli;
 mod cmd;
+mod commit;
 mod config;
 mod depth;
 mod downstream;
@@ -66,6 +67,7 @@ mod matcher;
 mod message;
 mod mode;
 pub mod outcome;
+mod policy;
 mod process;
 mod progress;
 mod record;

@@ -281,6 +281,14 @@ pub const ENV_MODE: &str = "MCPTAPE_MODE";
 pub const ENV_FAULT: &str = "MCPTAPE_FAULT";
 /// A fault rules file's absolute path (set by `record`/`replay --faults`).
 pub const ENV_FAULTS: &str = "MCPTAPE_FAULTS";
+/// A policy file's absolute path (`--policy`, set by `record --policy`).
+pub const ENV_POLICY: &str = "MCPTAPE_POLICY";
+/// `--approval-timeout` in seconds (set by `record --approval-timeout`).
+pub const ENV_APPROVAL_TIMEOUT: &str = "MCPTAPE_APPROVAL_TIMEOUT";
+/// `1`: `--commit` (set by `record --commit`).
+pub const ENV_COMMIT: &str = "MCPTAPE_COMMIT";
+/// `1`: `--redact-results` (set by `record --redact-results`).
+pub const ENV_REDACT_RESULTS: &str = "MCPTAPE_REDACT_RESULTS";
 
 /// A matching mode's name as `--match` spells it.
 fn parse_match(v: &str) -> Option<cli::MatchMode> {

@@ -24,6 +24,8 @@ const HOMES: &[&str] = &[
 const CONFIGS: &[&str] = &["call", "tools", "servers"];
 /// Commands that record.
 const RECORDERS: &[&str] = &["record", "proxy", "call", "tools"];
+/// Commands with the policy gate and commitments (`--policy`, `--commit`).
+const GUARDS: &[&str] = &["record", "proxy", "call"];
 /// Commands that replay.
 const REPLAYERS: &[&str] = &["replay", "proxy", "call", "tools"];
 
@@ -228,6 +230,28 @@ pub const VARS: &[Var] = &[
         name: "MCPTAPE_FAULTS",
         commands: &["record", "replay", "proxy"],
         meaning: "a fault rules file's path: --faults, set by `mcptape record`/`replay`",
+    },
+    Var {
+        name: "MCPTAPE_POLICY",
+        commands: GUARDS,
+        meaning: "a policy file's path: --policy, set by `mcptape record` for the proxies \
+                  under it",
+    },
+    Var {
+        name: "MCPTAPE_APPROVAL_TIMEOUT",
+        commands: GUARDS,
+        meaning: "--approval-timeout in seconds, set by `mcptape record`",
+    },
+    Var {
+        name: "MCPTAPE_COMMIT",
+        commands: GUARDS,
+        meaning: "`1`: --commit (commitments to tools/call results), set by `mcptape record`",
+    },
+    Var {
+        name: "MCPTAPE_REDACT_RESULTS",
+        commands: GUARDS,
+        meaning: "`1`: --redact-results (result bodies left out, commitments kept), set by \
+                  `mcptape record`",
     },
     Var {
         name: "MCPTAPE_PACE",

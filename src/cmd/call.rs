@@ -87,6 +87,8 @@ pub(crate) struct Conversation<'a> {
     pub no_redact: bool,
     /// `--fault`, `--faults`.
     pub faults: &'a cli::Faults,
+    /// `--policy`, `--commit`, … (`call` only; `tools` has none).
+    pub guard: cli::Guard,
 }
 
 impl Conversation<'_> {
@@ -248,7 +250,7 @@ impl Conversation<'_> {
     /// The session the endpoint talks through (the tap as its link's first layer when
     /// recording), or the problem that leaves it unservable, said now.
     fn open(&self, endpoint: Endpoint) -> Result<Opened> {
-        let stack = Stack::from_flags(self.faults)?;
+        let stack = Stack::from_flags(self.faults, &self.guard)?;
         Ok(match endpoint {
             Endpoint::Unservable { problem, report } => {
                 outcome::problem(&problem);
@@ -362,6 +364,7 @@ impl cli::Client {
             timeout: self.timeout,
             no_redact: self.no_redact,
             faults: &self.faults,
+            guard: cli::Guard::default(),
         }
     }
 }
@@ -463,7 +466,8 @@ impl cli::Call {
                 ))
             })?;
         let args = arguments(self.args_json.as_deref(), &self.arguments)?;
-        let conversation = self.client.conversation(server);
+        let mut conversation = self.client.conversation(server);
+        conversation.guard = self.guard.clone();
         let output = self.output;
         conversation.run(async |session: &mut Session| {
             initialized(&session.connect().await?, server)?;

@@ -1,7 +1,9 @@
 //! One file per subcommand; each is `impl cli::X { pub fn run(self) -> Result<Outcome> }`,
 //! and [`crate::outcome::exit`] alone turns that into the exit status.
 
+pub mod approvals;
 pub mod call;
+pub mod commitments;
 pub mod help;
 pub mod import;
 pub mod install;
@@ -39,6 +41,10 @@ impl Cli {
             Command::Uninstall(c) => c.run(),
             Command::Import(c) => c.run(),
             Command::Scan(c) => c.run(),
+            Command::Approvals(c) => c.run(),
+            Command::Approve(c) => c.run(),
+            Command::Deny(c) => c.run(),
+            Command::Commitments(c) => c.run(),
             Command::Completions(c) => c.run(),
             Command::Man(c) => c.run(),
         }

@@ -17,20 +17,23 @@ use crate::record::layer::TapLayer;
 pub struct Stack {
     /// The faults to inject.
     pub faults: Option<Arc<FaultPlan>>,
+    /// The policy gate and commitments asked for (`--policy`, `--commit`, …), as given.
+    pub guard: cli::Guard,
 }
 
 impl Stack {
     /// The stack the flags ask for.
-    pub fn from_flags(faults: &cli::Faults) -> Result<Stack> {
+    pub fn from_flags(faults: &cli::Faults, guard: &cli::Guard) -> Result<Stack> {
         Ok(Stack {
             faults: FaultPlan::load(&faults.rules, faults.file.as_deref())?.map(Arc::new),
+            guard: guard.clone(),
         })
     }
 
     /// The stack the flags ask for, with the faults of the mode's environment
     /// (`MCPTAPE_FAULT`, `MCPTAPE_FAULTS`, [`crate::fault::env`]) after the flags' own:
     /// for the proxies a `record`/`replay` parent starts.
-    pub fn from_flags_and_env(faults: &cli::Faults) -> Result<Stack> {
+    pub fn from_flags_and_env(faults: &cli::Faults, guard: &cli::Guard) -> Result<Stack> {
         let own = FaultPlan::load(&faults.rules, faults.file.as_deref())?;
         let plan = match (own, crate::fault::env::plan()?) {
             (Some(mut own), Some(env)) => {
@@ -41,6 +44,7 @@ impl Stack {
         };
         Ok(Stack {
             faults: plan.map(Arc::new),
+            guard: guard.clone(),
         })
     }
 

@@ -168,6 +168,8 @@ impl Lifecycle {
             Lifecycle::HttpResume { .. } => LifecycleKind::HttpResume,
             Lifecycle::HttpCancelled { .. } => LifecycleKind::HttpCancelled,
             Lifecycle::Fault(_) => LifecycleKind::Fault,
+            Lifecycle::Policy(_) => LifecycleKind::PolicyDecision,
+            Lifecycle::Commit(_) => LifecycleKind::Commit,
             Lifecycle::Other(kind) => kind.clone(),
         }
     }
@@ -206,6 +208,8 @@ impl Lifecycle {
                 params
             }
             Lifecycle::Fault(fault) => fault.params(),
+            Lifecycle::Policy(policy) => policy.params(),
+            Lifecycle::Commit(commit) => commit.params(),
             Lifecycle::Other(_) => json!({}),
         }
     }
@@ -265,6 +269,12 @@ impl Lifecycle {
             }),
             LifecycleKind::Fault => {
                 crate::tape::fault::FaultEntry::read(params).map(Lifecycle::Fault)
+            }
+            LifecycleKind::PolicyDecision => {
+                crate::tape::policy::PolicyEntry::read(params).map(Lifecycle::Policy)
+            }
+            LifecycleKind::Commit => {
+                crate::tape::commit::CommitEntry::read(params).map(Lifecycle::Commit)
             }
             LifecycleKind::Other(_) => None,
         };

@@ -36,13 +36,17 @@ pub enum LifecycleKind {
     HttpCancelled,
     /// `$fault`: an injected fault ([`crate::tape::fault`]).
     Fault,
+    /// `$policy/decision`: what the policy gate decided on a call ([`crate::tape::policy`]).
+    PolicyDecision,
+    /// `$commit`: the commitment to a `tools/call` result ([`crate::tape::commit`]).
+    Commit,
     /// Any other method (`$note`, a newer writer's events), kept as written.
     Other(String),
 }
 
 /// Every known kind, for reading a method back: [`LifecycleKind::as_str`] is the one
 /// spelling of each.
-const KNOWN: [LifecycleKind; 12] = [
+const KNOWN: [LifecycleKind; 14] = [
     LifecycleKind::Start,
     LifecycleKind::Close,
     LifecycleKind::Invalid,
@@ -55,6 +59,8 @@ const KNOWN: [LifecycleKind; 12] = [
     LifecycleKind::HttpResume,
     LifecycleKind::HttpCancelled,
     LifecycleKind::Fault,
+    LifecycleKind::PolicyDecision,
+    LifecycleKind::Commit,
 ];
 
 impl LifecycleKind {
@@ -73,6 +79,8 @@ impl LifecycleKind {
             LifecycleKind::HttpResume => "$http/resume",
             LifecycleKind::HttpCancelled => "$http/cancelled",
             LifecycleKind::Fault => "$fault",
+            LifecycleKind::PolicyDecision => "$policy/decision",
+            LifecycleKind::Commit => "$commit",
             LifecycleKind::Other(method) => method,
         }
     }
@@ -169,6 +177,10 @@ pub enum Lifecycle {
     },
     /// `$fault`: an injected fault, what it hit and what it replaced.
     Fault(crate::tape::fault::FaultEntry),
+    /// `$policy/decision`: what the policy gate decided on a call, and what became of it.
+    Policy(crate::tape::policy::PolicyEntry),
+    /// `$commit`: the commitment to a `tools/call` result.
+    Commit(crate::tape::commit::CommitEntry),
     /// Any other event (`$note`, a newer writer's events), or a known one of another
     /// shape, kept.
     Other(LifecycleKind),

@@ -23,6 +23,7 @@
 
 pub mod census;
 pub mod close;
+pub mod commit;
 mod error;
 pub mod fault;
 pub mod format;
@@ -31,6 +32,7 @@ pub mod kind;
 pub mod lifecycle;
 pub mod lines;
 pub mod near;
+pub mod policy;
 pub mod reader;
 pub mod safety;
 pub mod served;

@@ -66,6 +66,7 @@ impl cli::Replay {
             no_redact: false,
             max_bytes: cli::DEFAULT_MAX_BYTES,
             faults: self.faults.clone(),
+            guard: cli::Guard::default(),
             command: self.command.clone(),
         }
     }

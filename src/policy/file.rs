@@ -1,0 +1,1 @@
+//! (issue 17: being built)
