@@ -8,7 +8,10 @@
 //! link is told ([`Link::end_input`]) and the pump goes on writing what it is still owed
 //! until the link says it is done; a shutdown likewise ([`Link::interrupt`]: a child gets
 //! the signal and what it writes before it exits still reaches the client). Then the link
-//! is closed with the reason the pump saw. A message a layer holds (waiting for a decision) never holds off a shutdown.
+//! is closed with the reason the pump saw. A message a layer holds (a call waiting for
+//! approval) holds up neither the client's other messages nor a shutdown: it waits in
+//! the layers ([`crate::layer::Layered`]), and a client that closes its side right after
+//! it still gets its answer (the link's input is closed once it is decided).
 //!
 //! An injected disconnect ends [`Link::next`] as a server that went away does: the
 //! client's stdout is closed when the proxy exits, and [`Pumped::disconnect`] says so
@@ -135,8 +138,11 @@ where
                         if line[..end].trim_ascii().is_empty() {
                             State::Open
                         } else {
-                            // A layer may hold a message (a call waiting for approval):
-                            // a shutdown still ends the wait.
+                            // A message a layer holds (a call waiting for approval)
+                            // does not hold up `send`: it waits in the layers and comes
+                            // out of `next` once decided. `send` may still wait for the
+                            // layers' room (the tap's queue behind a slow disk): a
+                            // shutdown ends that wait.
                             let msg = Message::new(line.slice(..end));
                             tokio::select! {
                                 biased;

@@ -3,18 +3,33 @@
 //! Invariants:
 //! - [`Link::next`] is cancel-safe: a message taken from the upstream reaches `ready`
 //!   (or the layers' pending decisions) before anything is awaited; the wait for room
-//!   is kept in `self`; and a server message a layer decides on later (a `delay` fault)
-//!   waits in the layers ([`Layers::decided`]), polled alongside the upstream, so it
-//!   holds up no other message and a `next` dropped in a `select!` loses nothing.
+//!   is kept in `self`; and a message a layer decides on later, either way, waits in the
+//!   layers ([`Layers::decided`]), polled alongside the upstream, so it holds up no other
+//!   message and a `next` dropped in a `select!` loses nothing. What a decision taken
+//!   later sends on is queued in `self` as soon as it is known — toward the client in
+//!   `ready`, toward the upstream in `upward` — never only in a future.
+//! - A client message a layer holds (a call waiting for approval) holds up nothing:
+//!   [`Link::send`] returns at once, what the client sends after it flows past it, and
+//!   their answers come. Once it is decided it goes on from the next layer down: let
+//!   through, it is queued in `upward` and sent to the upstream by the next `next` or
+//!   `send`, whichever comes first, before anything the client sends after that (the
+//!   queue is sent first, in order); answered by the layer (a refusal), the answer goes
+//!   up to the client through the layers above it; those layers are told the holder's
+//!   facts (a `$policy/decision`) before they see the answer.
+//! - [`Link::end_input`] while a client message is held is put off: the upstream's
+//!   input is closed once no message is held any more (each let through is sent first),
+//!   so a client that sends a call and closes its side at once (a script piping
+//!   requests) still has the call decided and answered. `next` goes on meanwhile.
 //! - An injected disconnect ([`crate::layer::Step::Disconnect`]) ends the connection as
 //!   if the server went away: what was already given to the client still reaches it,
 //!   then `next` ends, `send` says the server is gone, and the close names it
 //!   ([`CloseReason::InjectedDisconnect`]) — the upstream is still closed its own way (a
 //!   child's stdin closed, a remote's `DELETE`).
-//! - Once the upstream has ended, `next` still gives what the layers decide later (a
-//!   delayed answer), then ends; a shutdown ([`Link::interrupt`]) forgets those.
-//! - A client message a layer decides on later stays blocking (an approval holds what
-//!   the client sends next).
+//! - Once the upstream has ended, `next` still gives what the layers decide later on
+//!   server messages (a delayed answer), then ends; the client messages still held are
+//!   forgotten then (there is no upstream left for them). A shutdown
+//!   ([`Link::interrupt`]) and [`Link::close`] forget every decision still to come:
+//!   a held call's future is dropped, which withdraws it (its approval request goes).
 
 use std::collections::VecDeque;
 
@@ -37,9 +52,15 @@ pub struct Layered<L> {
     /// The layers' wait for room before more is taken from the upstream, kept here so
     /// that a `next` cancelled in the middle of it loses nothing.
     wait: Option<Later<()>>,
+    /// Client messages a layer held and then let through, not yet sent to the upstream:
+    /// sent first by the next `next` or `send`.
+    upward: VecDeque<Message>,
     /// The upstream's `next` ended while a layer still had to decide on a server message:
     /// only that decision is awaited, then `next` ends as the upstream's did.
     drained: bool,
+    /// The client has said everything while a message was held: the upstream's input
+    /// is closed once none is.
+    end_owed: bool,
 }
 
 impl<L: Link> Layered<L> {
@@ -53,7 +74,9 @@ impl<L: Link> Layered<L> {
             layers,
             ready: VecDeque::new(),
             wait: None,
+            upward: VecDeque::new(),
             drained: false,
+            end_owed: false,
         }
     }
 
@@ -62,10 +85,42 @@ impl<L: Link> Layered<L> {
         &self.link
     }
 
-    /// True while a layer is still to decide on a server message (a delayed answer):
-    /// more is owed to the client even when the upstream has nothing.
+    /// True while a layer is still to decide on a message (a delayed answer, a call held
+    /// for approval): more is owed to the client even when the upstream has nothing.
     pub fn is_deciding(&self) -> bool {
-        self.layers.is_deciding()
+        self.layers.is_deciding() || !self.upward.is_empty()
+    }
+
+    /// Sends the upstream the held messages let through since, in order; then closes
+    /// its input when that was put off and nothing is held any more. A message is taken
+    /// off the queue before it is sent: were a `next` dropped in the middle of its send
+    /// (no upstream's `send` waits before it has the message), it is sent at most once —
+    /// a call approved is never run twice.
+    async fn flush(&mut self) -> Result<(), LinkError> {
+        while let Some(msg) = self.upward.pop_front() {
+            self.drained = false;
+            if let Err(e) = self.link.send(msg).await {
+                // The upstream is gone: so is what was queued for it (its end shows in
+                // `next`).
+                self.upward.clear();
+                return Err(e);
+            }
+        }
+        if self.end_owed && !self.layers.is_holding() {
+            self.link.end_input().await;
+            self.end_owed = false;
+        }
+        Ok(())
+    }
+
+    /// Acts on where a decision taken later sent its message.
+    fn resumed(&mut self, flow: Flow) {
+        match flow {
+            Flow::Up(msg) => self.upward.push_back(msg),
+            Flow::Back(out) => self.ready.extend(out),
+            Flow::Dropped | Flow::Gone | Flow::Held => {}
+        }
+        self.wait = self.layers.room_wait();
     }
 }
 
@@ -79,8 +134,10 @@ impl<L: Link> Link for Layered<L> {
         if self.layers.gone().is_some() {
             return Err(LinkError::Gone);
         }
-        let flow = self.layers.client(msg).await;
-        let sent = match flow {
+        // What was held and let through goes first: the upstream sees the client's
+        // messages in the order they were let through.
+        let flushed = self.flush().await;
+        let sent = match self.layers.client(msg) {
             Flow::Up(msg) => {
                 self.drained = false;
                 self.link.send(msg).await
@@ -89,10 +146,10 @@ impl<L: Link> Link for Layered<L> {
                 self.ready.extend(answers);
                 Ok(())
             }
-            Flow::Dropped | Flow::Gone => Ok(()),
+            Flow::Dropped | Flow::Gone | Flow::Held => Ok(()),
         };
         self.layers.room().await;
-        sent
+        flushed.and(sent)
     }
 
     async fn next(&mut self) -> Option<Incoming> {
@@ -107,6 +164,8 @@ impl<L: Link> Link for Layered<L> {
                 wait.await;
                 self.wait = None;
             }
+            // A failure shows as the upstream's end, below.
+            let _ = self.flush().await;
             if self.drained && !self.layers.is_deciding() {
                 self.drained = false;
                 return None;
@@ -115,9 +174,8 @@ impl<L: Link> Link for Layered<L> {
             tokio::select! {
                 biased;
                 decided = layers.decided() => {
-                    let out = layers.resume(decided);
-                    self.ready.extend(out);
-                    self.wait = layers.room_wait();
+                    let flow = layers.resume(decided);
+                    self.resumed(flow);
                 }
                 incoming = link.next(), if !self.drained => match incoming {
                     Some(Incoming::Message(msg)) => {
@@ -127,10 +185,18 @@ impl<L: Link> Link for Layered<L> {
                     }
                     Some(Incoming::Event(event)) => layers.event(&event),
                     Some(refused @ Incoming::Refused { .. }) => return Some(refused),
-                    // Still owed a decision (a delayed answer): the upstream is not
-                    // asked again until it is given.
-                    None if layers.is_deciding() => self.drained = true,
-                    None => return None,
+                    None => {
+                        // Nowhere left to pass a held call to.
+                        layers.forget_held();
+                        self.upward.clear();
+                        self.end_owed = false;
+                        // Still owed a decision (a delayed answer): the upstream is not
+                        // asked again until it is given.
+                        if !layers.is_deciding() {
+                            return None;
+                        }
+                        self.drained = true;
+                    }
                 },
             }
         }
@@ -142,16 +208,27 @@ impl<L: Link> Link for Layered<L> {
     }
 
     async fn end_input(&mut self) {
+        if self.layers.is_holding() {
+            // Put off until the held messages are decided (`flush`).
+            self.end_owed = true;
+            return;
+        }
+        let _ = self.flush().await;
         self.link.end_input().await;
     }
 
     async fn cancel(&mut self, id: &str) {
+        // A layer holding it withdraws it; the upstream stops reading an answer it owes.
+        self.layers.cancelled(id);
         self.link.cancel(id).await;
     }
 
     async fn interrupt(&mut self, reason: &CloseReason) -> bool {
-        // A shutdown is not held off by a delayed answer (nor a never-answered one).
+        // A shutdown is not held off by a delayed answer (nor a never-answered one), nor
+        // by a call held for approval (it is withdrawn).
         self.layers.abandon();
+        self.upward.clear();
+        self.end_owed = false;
         self.link.interrupt(reason).await
     }
 
@@ -160,6 +237,9 @@ impl<L: Link> Link for Layered<L> {
     }
 
     async fn close(mut self, reason: CloseReason) -> Result<Closed> {
+        // Nothing is held through the upstream's close (a held call is withdrawn now, not
+        // once a child's grace is over).
+        self.layers.abandon();
         let reason = match self.layers.gone() {
             Some(_) => CloseReason::InjectedDisconnect,
             None => reason,
@@ -174,5 +254,7 @@ impl<L: Link> Link for Layered<L> {
     }
 }
 
+#[cfg(test)]
+mod held_tests;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,12 @@
 //! A [`Layer`] sees each client message on its way up ([`Layer::client`]) and each
 //! server message on its way down ([`Layer::server`]), and every transport fact and the
 //! close. It passes a message on, answers it itself (a policy's refusal, a fault), drops
-//! it, or decides later (a call held for a person's approval). The stack is ordered from
+//! it, or decides later (a call held for a person's approval, a delayed answer). A
+//! decision taken later holds up nothing else: the message waits in the stack
+//! ([`Layers::decided`]) while the others flow, then goes on from the layer after the
+//! one that held it (a client message on down toward the upstream, or its answer back
+//! up; a server message on up), and the layers nearer the client are told what that
+//! layer has to say about it ([`Layer::events`]). The stack is ordered from
 //! the client: layer 0 is nearest to the downstream, and sees what the client sent and
 //! what the client is given. The tap ([`crate::record::layer::TapLayer`]) is the first layer; it only
 //! watches.
@@ -17,6 +22,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::task::Poll;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -89,10 +95,20 @@ pub trait Layer: Send {
     }
 
     /// Facts this layer has to tell the layers nearer the client (a `$fault` it
-    /// injected), taken after each message it was shown: the tap records them next to
-    /// what they changed, before the changed message.
+    /// injected, a `$policy/decision`), taken after each message it was shown, after
+    /// each decision it took later, and after decisions still to come were forgotten
+    /// ([`Layers::abandon`]): the tap records them next to what they changed, before
+    /// the changed message.
     fn events(&mut self) -> Vec<Event> {
         Vec::new()
+    }
+
+    /// The client gave up on request `id` (its JSON text) without a word: an HTTP
+    /// client closed the request's stream, which is how the stateless revision cancels.
+    /// A layer holding that request withdraws it (a `notifications/cancelled` comes to
+    /// [`Layer::client`] as any message).
+    fn cancelled(&mut self, id: &str) {
+        let _ = id;
     }
 
     /// A wait before the next message, when the layer is behind (the tap's queue is
@@ -108,16 +124,43 @@ pub struct Layers {
     stack: Vec<Box<dyn Layer>>,
     /// Server messages a layer decides on later (a delay), with that layer's place.
     pending: FuturesUnordered<Later<Decided>>,
+    /// Client messages a layer decides on later (a call held for approval), with that
+    /// layer's place: apart from `pending`, because a held call is forgotten when the
+    /// upstream it would go to is gone, and a delayed answer is not.
+    held: FuturesUnordered<Later<Decided>>,
     /// The injected disconnect, once a layer said one.
     gone: Option<Disconnect>,
 }
 
-/// A decision a layer took later on a server message: the layer (its place in the
-/// stack), the request the message answers, and the step.
+/// A decision a layer took later: the layer (its place in the stack), which way the
+/// message was going, the request it is or answers, and the step.
 pub struct Decided {
     layer: usize,
+    side: Side,
     id: Option<String>,
     step: Step,
+}
+
+/// Which way a message a layer decided on later was going.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// From the client, toward the upstream.
+    Client,
+    /// From the server, toward the client.
+    Server,
+}
+
+/// `later`, once it resolves, as the decision of layer `layer` on a message going
+/// `side` (`id`: the request it is or answers).
+fn deciding(layer: usize, side: Side, id: Option<String>, later: Later<Step>) -> Later<Decided> {
+    Box::pin(async move {
+        Decided {
+            layer,
+            side,
+            id,
+            step: later.await,
+        }
+    })
 }
 
 /// The id of a request or a response (its JSON text), for naming a disconnect.
@@ -139,6 +182,17 @@ pub enum Flow {
     /// Nowhere, and the connection ends: a layer injected a disconnect
     /// ([`Layers::gone`]).
     Gone,
+    /// Nowhere yet: a layer decides later ([`Layers::decided`]), and the message goes
+    /// on from there ([`Layers::resume`]).
+    Held,
+}
+
+/// What a layer's step on a client message leaves to do.
+enum Onward {
+    /// Take it on down, to the next layer.
+    Down(Message),
+    /// Nothing: it went there.
+    Went(Flow),
 }
 
 impl Layers {
@@ -172,25 +226,44 @@ impl Layers {
     }
 
     /// Takes a client message down the stack. An answer from layer `i` goes back up
-    /// through the layers above it. A layer's decision later on a client message is
-    /// awaited here (it holds up what the client sends next, as an approval must).
-    pub async fn client(&mut self, msg: Message) -> Flow {
+    /// through the layers above it. A layer's decision later on it (a call held for
+    /// approval) is kept pending ([`Layers::decided`]): it holds up nothing the client
+    /// sends after it.
+    pub fn client(&mut self, msg: Message) -> Flow {
+        self.down_from(0, msg)
+    }
+
+    /// Runs `msg` down through layers `from ..`: where it went.
+    fn down_from(&mut self, from: usize, msg: Message) -> Flow {
         let mut msg = msg;
-        for i in 0..self.stack.len() {
+        for i in from..self.stack.len() {
             let id = request_id(&msg);
-            let step = settle(self.stack[i].client(msg)).await;
+            let step = self.stack[i].client(msg);
             self.tell_above(i);
-            match step {
-                Step::Pass(m) => msg = m,
-                Step::Answer(answers) => return Flow::Back(self.up_from(i, answers)),
-                Step::Drop | Step::Later(_) => return Flow::Dropped,
-                Step::Disconnect(status) => {
-                    self.gone = Some(Disconnect { status, id });
-                    return Flow::Gone;
-                }
+            match self.take_client(i, step, id) {
+                Onward::Down(m) => msg = m,
+                Onward::Went(flow) => return flow,
             }
         }
         Flow::Up(msg)
+    }
+
+    /// Acts on layer `i`'s step on a client message (`id`: the request it is): the
+    /// message to take on down, or where it went instead.
+    fn take_client(&mut self, i: usize, step: Step, id: Option<String>) -> Onward {
+        match step {
+            Step::Pass(m) => Onward::Down(m),
+            Step::Answer(answers) => Onward::Went(Flow::Back(self.up_from(i, answers))),
+            Step::Drop => Onward::Went(Flow::Dropped),
+            Step::Later(later) => {
+                self.held.push(deciding(i, Side::Client, id, later));
+                Onward::Went(Flow::Held)
+            }
+            Step::Disconnect(status) => {
+                self.gone = Some(Disconnect { status, id });
+                Onward::Went(Flow::Gone)
+            }
+        }
     }
 
     /// Takes a server message up the stack, from the layer furthest from the client;
@@ -201,33 +274,88 @@ impl Layers {
         self.up_from(n, vec![msg])
     }
 
-    /// The next decision a layer took later on a server message; pending while none is
-    /// (forever when none is awaited). Cancel-safe: an undecided one stays here.
+    /// The next decision a layer took later, on a client or a server message; pending
+    /// while none is (forever when none is awaited). Cancel-safe: an undecided one
+    /// stays here.
     pub async fn decided(&mut self) -> Decided {
-        match self.pending.next().await {
-            Some(decided) => decided,
-            None => std::future::pending().await,
+        let (held, pending) = (&mut self.held, &mut self.pending);
+        std::future::poll_fn(|cx| {
+            // An empty set is ready with `None` and is polled again, once it has more,
+            // by the next call: nothing can be added while this one borrows the stack.
+            if let Poll::Ready(Some(decided)) = held.poll_next_unpin(cx) {
+                return Poll::Ready(decided);
+            }
+            if let Poll::Ready(Some(decided)) = pending.poll_next_unpin(cx) {
+                return Poll::Ready(decided);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Forgets every decision still to come (a shutdown does not wait for a delayed
+    /// answer, and a held call is withdrawn: its future is dropped); then every layer
+    /// tells what it has to about that ([`Layer::events`]).
+    pub fn abandon(&mut self) {
+        self.pending.clear();
+        self.forget_held();
+    }
+
+    /// Forgets the client messages still held (their upstream is gone: there is nowhere
+    /// left to pass them to); then every layer tells what it has to about that.
+    pub fn forget_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        self.held.clear();
+        for i in 0..self.stack.len() {
+            self.tell_above(i);
         }
     }
 
-    /// Forgets the decisions still to come on server messages (a shutdown does not wait
-    /// for a delayed answer).
-    pub fn abandon(&mut self) {
-        self.pending.clear();
-    }
-
-    /// True while some layer is still to decide on a server message.
+    /// True while some layer is still to decide on a message, either way.
     pub fn is_deciding(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || !self.held.is_empty()
     }
 
-    /// Continues a decision taken later up through the layers nearer the client than
-    /// the one that took it; returns what reaches the client.
-    pub fn resume(&mut self, decided: Decided) -> Vec<Message> {
-        let Decided { layer, id, step } = decided;
-        let mut here = Vec::new();
-        self.take(layer, step, id, &mut here);
-        self.up_from(layer, here)
+    /// True while some layer still holds a client message.
+    pub fn is_holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Continues a decision taken later from the layer that took it, after the layers
+    /// above it are told what it has to say ([`Layer::events`]): a server message on up
+    /// ([`Flow::Back`]: what reaches the client), a client message on down (to the
+    /// upstream, or back to the client, or held again further down).
+    pub fn resume(&mut self, decided: Decided) -> Flow {
+        let Decided {
+            layer,
+            side,
+            id,
+            step,
+        } = decided;
+        self.tell_above(layer);
+        match side {
+            Side::Server => {
+                let mut here = Vec::new();
+                self.take(layer, step, id, &mut here);
+                Flow::Back(self.up_from(layer, here))
+            }
+            Side::Client => match self.take_client(layer, step, id) {
+                Onward::Down(msg) => self.down_from(layer + 1, msg),
+                Onward::Went(flow) => flow,
+            },
+        }
+    }
+
+    /// Tells every layer that the client gave up on request `id` without a word
+    /// ([`Layer::cancelled`]); a layer that withdraws a call it held says so in its
+    /// events, told to the layers above it.
+    pub fn cancelled(&mut self, id: &str) {
+        for i in 0..self.stack.len() {
+            self.stack[i].cancelled(id);
+            self.tell_above(i);
+        }
     }
 
     /// The injected disconnect that ended the connection, once one has.
@@ -263,13 +391,7 @@ impl Layers {
             // yet, so what it gives is passed on toward the client.
             Step::Answer(more) => next.extend(more),
             Step::Drop => {}
-            Step::Later(later) => self.pending.push(Box::pin(async move {
-                Decided {
-                    layer: i,
-                    id,
-                    step: later.await,
-                }
-            })),
+            Step::Later(later) => self.pending.push(deciding(i, Side::Server, id, later)),
             Step::Disconnect(status) => {
                 self.gone = Some(Disconnect { status, id });
                 return true;
@@ -350,15 +472,6 @@ impl Layers {
             wait.await;
         }
     }
-}
-
-/// A step, once it is decided.
-async fn settle(step: Step) -> Step {
-    let mut step = step;
-    while let Step::Later(later) = step {
-        step = later.await;
-    }
-    step
 }
 
 #[cfg(test)]

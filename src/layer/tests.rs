@@ -9,7 +9,7 @@ use crate::tape::close::{CloseReason, CloseStatus};
 use crate::upstream::{Closed, Incoming, Link};
 
 /// An in-memory peer: answers each request with `{"id":…,"result":{}}` and records what
-/// reached it.
+/// reached it. It never ends by itself: with nothing to give, its `next` waits.
 #[derive(Default)]
 struct Echo {
     got: Arc<Mutex<Vec<String>>>,
@@ -28,7 +28,10 @@ impl Link for Echo {
     }
 
     async fn next(&mut self) -> Option<Incoming> {
-        self.out.pop_front().map(Incoming::Message)
+        match self.out.pop_front() {
+            Some(msg) => Some(Incoming::Message(msg)),
+            None => std::future::pending().await,
+        }
     }
 
     async fn close(self, _reason: CloseReason) -> Result<Closed> {
@@ -63,7 +66,7 @@ impl Layer for Watch {
     }
 }
 
-/// Answers `tools/call` itself, after a wait (the shape of a policy's `ask`).
+/// Answers `tools/call` itself, after a wait (the shape of a policy's `ask` refused).
 struct Refuse;
 
 impl Layer for Refuse {
@@ -85,7 +88,8 @@ impl Layer for Refuse {
 }
 
 #[tokio::test]
-async fn a_layer_answers_in_place_of_the_upstream_and_the_layers_above_see_the_answer() {
+async fn a_layer_answers_later_in_place_of_the_upstream_holding_up_nothing_and_the_layers_above_see_the_answer()
+ {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let echo = Echo::default();
     let reached = Arc::clone(&echo.got);
@@ -111,9 +115,10 @@ async fn a_layer_answers_in_place_of_the_upstream_and_the_layers_above_see_the_a
     assert_eq!(
         answers,
         [
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{"isError":true}}"#,
-            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#
-        ]
+        ],
+        "the request sent after the held one was not held up"
     );
     assert_eq!(
         *reached.lock().expect("lock"),
@@ -126,11 +131,11 @@ async fn a_layer_answers_in_place_of_the_upstream_and_the_layers_above_see_the_a
         *seen.lock().expect("lock"),
         [
             r#"tap up {"id":1,"method":"tools/call"}"#,
-            r#"tap down {"jsonrpc":"2.0","id":1,"result":{"isError":true}}"#,
             r#"tap up {"id":2,"method":"tools/list"}"#,
             r#"below up {"id":2,"method":"tools/list"}"#,
             r#"below down {"jsonrpc":"2.0","id":2,"result":{}}"#,
             r#"tap down {"jsonrpc":"2.0","id":2,"result":{}}"#,
+            r#"tap down {"jsonrpc":"2.0","id":1,"result":{"isError":true}}"#,
             "tap close client done",
             "below close client done",
         ]

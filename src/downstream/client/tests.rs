@@ -17,6 +17,11 @@ const ECHOED: &str =
 /// A session of server `s` replaying a tape of one connection: the handshake, then
 /// `rest` as (dir, message) pairs.
 fn session(rest: &[(&str, &str)]) -> (Session, tempfile::TempDir) {
+    session_behind(rest, crate::layer::Layers::new())
+}
+
+/// [`session`], behind `layers`.
+fn session_behind(rest: &[(&str, &str)], layers: Layers) -> (Session, tempfile::TempDir) {
     let handshake = [("send", INIT), ("recv", INIT_ANSWER), ("send", INITIALIZED)];
     let text: String = handshake
         .iter()
@@ -26,7 +31,7 @@ fn session(rest: &[(&str, &str)]) -> (Session, tempfile::TempDir) {
     let (tape, dir) = crate::tape::testing::load(&text);
     let picker = Picker::new(Arc::new(tape), "s", None, &Options::default());
     assert_eq!(picker.problem(), None);
-    let mut session = Session::replay("s", picker, crate::layer::Layers::new());
+    let mut session = Session::replay("s", picker, layers);
     session.notices = Notices::Kept(Vec::new());
     (session, dir)
 }
@@ -186,4 +191,37 @@ async fn a_refused_request_is_the_error_a_stdio_client_gets_and_the_layers_see_i
         session.close(CloseReason::ClientDone).await.expect("close"),
         Closed::Remote
     ));
+}
+
+/// Holds each `tools/call` for a second, then lets it through (a call approved).
+struct Approve;
+
+impl Layer for Approve {
+    fn reads_first(&self) -> bool {
+        true
+    }
+    fn client(&mut self, msg: Message) -> Step {
+        if msg.method() != Some("tools/call") {
+            return Step::Pass(msg);
+        }
+        Step::Later(Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            Step::Pass(msg)
+        }))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_a_layer_holds_is_waited_for_and_gets_its_answer_once_let_through() {
+    let layers = Layers::new().push(Approve);
+    let (mut session, _dir) = session_behind(&[("send", ECHO), ("recv", ECHOED)], layers);
+    session.initialize().await.expect("initialize");
+    let start = tokio::time::Instant::now();
+    let reply = session
+        .request("tools/call", echo_params())
+        .await
+        .expect("answer, not `no answer`: the replay is idle while the call is held");
+    assert_eq!(reply.raw, ECHOED);
+    assert!(start.elapsed() >= std::time::Duration::from_secs(1));
+    assert!(verdict_ok(session).await);
 }

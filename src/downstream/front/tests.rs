@@ -432,6 +432,8 @@ mod faults;
 
 mod get;
 
+mod held;
+
 #[tokio::test]
 async fn progress_goes_to_the_stream_of_the_request_whose_token_it_names() {
     const SLOW: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"a"}}}"#;

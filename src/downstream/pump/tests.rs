@@ -133,8 +133,8 @@ async fn a_line_too_long_to_hold_reaches_the_engine_as_a_divergence() {
 }
 
 /// An upstream that owes one last message once interrupted (as a child writes before it
-/// exits), and holds every client message until the end (as a layer waiting for a
-/// person's decision would).
+/// exits), and takes no client message until the end (as a `send` waiting for the
+/// layers' room behind a stuck disk would).
 struct Owing {
     interrupted: bool,
     last: Option<Message>,
@@ -180,8 +180,8 @@ async fn a_shutdown_ends_a_held_message_and_what_the_link_still_owes_reaches_the
         .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n")
         .await
         .expect("write");
-    // The held message cannot be told apart from a slow one from outside; the shutdown
-    // must end it either way.
+    // The send that waits cannot be told apart from a slow one from outside; the
+    // shutdown must end it either way.
     tokio::task::yield_now().await;
     tx.send(()).expect("send");
     let mut last = String::new();
@@ -331,5 +331,92 @@ async fn an_injected_disconnect_ends_the_pump_and_gives_its_exit_status() {
         );
         assert_eq!(pumped.disconnect_exit(), Some(exit), "{status:?}");
         drop(client);
+    }
+}
+
+/// Holds every `tools/call` until the test decides, then refuses it (a policy's `ask`
+/// denied): the decision comes through `decide`.
+struct Ask {
+    decide: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl crate::layer::Layer for Ask {
+    fn reads_first(&self) -> bool {
+        true
+    }
+    fn client(&mut self, msg: Message) -> crate::layer::Step {
+        if msg.method() != Some("tools/call") {
+            return crate::layer::Step::Pass(msg);
+        }
+        let Some(decide) = self.decide.take() else {
+            return crate::layer::Step::Pass(msg);
+        };
+        crate::layer::Step::Later(Box::pin(async move {
+            let _ = decide.await;
+            let id = msg.id().unwrap_or("null").to_owned();
+            crate::layer::Step::Answer(vec![Message::new(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"isError":true}}}}"#
+            ))])
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_held_call_holds_up_nothing_and_a_client_that_hangs_up_after_it_still_gets_its_answer() {
+    let mut lines = handshake();
+    lines.push((
+        "send",
+        "2026-01-01T00:00:03.000Z",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ));
+    lines.push((
+        "recv",
+        "2026-01-01T00:00:04.000Z",
+        r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#,
+    ));
+    let (link, _dir) = link(&lines, false);
+    let (decide, decided) = tokio::sync::oneshot::channel();
+    let layers = crate::layer::Layers::new().push(Ask {
+        decide: Some(decided),
+    });
+    let link = crate::layer::Layered::new(link, layers);
+    let (client, ours) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(ours);
+    let (client_r, mut client_w) = tokio::io::split(client);
+    let pump = tokio::spawn(serve(link, r, w, 1 << 20, std::future::pending()));
+    // Everything at once, then the client's side closes (as `printf … | proxy` does),
+    // the call still held.
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    client_w
+        .write_all(format!("{INIT}\n{call}\n{list}\n").as_bytes())
+        .await
+        .expect("write");
+    client_w.shutdown().await.expect("shutdown");
+    let mut reader = BufReader::new(client_r);
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let mut answer = String::new();
+        reader.read_line(&mut answer).await.expect("read");
+        answers.push(answer);
+    }
+    assert!(answers[0].contains(r#""id":0"#), "{answers:?}");
+    assert!(
+        answers[1].contains(r#""tools":[]"#),
+        "the request after the held call was answered: {answers:?}"
+    );
+    assert!(!pump.is_finished(), "the held call is still owed");
+    decide.send(()).expect("decide");
+    let mut refusal = String::new();
+    reader.read_line(&mut refusal).await.expect("read");
+    assert_eq!(
+        refusal,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"isError\":true}}\n"
+    );
+    let pumped = pump.await.expect("join").expect("pump");
+    assert_eq!(pumped.reason, CloseReason::ClientClosedStdin);
+    match pumped.closed {
+        Closed::Replayed { verdict, .. } => assert!(verdict.ok(), "{}", verdict.describe()),
+        other => panic!("{other:?}"),
     }
 }
