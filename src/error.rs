@@ -65,6 +65,9 @@ pub enum Error {
     /// An agent transcript that cannot be imported.
     #[error(transparent)]
     Import(#[from] crate::import::ImportError),
+    /// The approvals desk (`approvals`, `approve`, `deny`, a policy's `ask`).
+    #[error(transparent)]
+    Approval(#[from] crate::policy::approvals::ApprovalError),
 }
 
 /// What can go wrong talking to a server.

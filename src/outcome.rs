@@ -127,6 +127,7 @@ impl Error {
             Error::Tape(_) | Error::Usage(_) | Error::Config(_) | Error::Io { .. } => EXIT_USAGE,
             Error::Cli(_) => EXIT_USAGE,
             Error::Import(_) => EXIT_USAGE,
+            Error::Approval(_) => EXIT_USAGE,
             Error::Client(_) => EXIT_DIFFERENT,
             Error::Agent(e) if e.is_usage() => EXIT_USAGE,
             Error::Agent(_) => EXIT_DIFFERENT,
