@@ -17,8 +17,21 @@ const WRAPPERS: &[&str] = &["record", "replay", "proxy"];
 const STARTERS: &[&str] = &["record", "replay", "proxy", "call", "tools"];
 /// Commands that read named tapes (or, `servers`, a config in the mcptape home).
 const HOMES: &[&str] = &[
-    "record", "replay", "verify", "proxy", "call", "tools", "servers", "redact", "show", "list",
-    "import", "scan",
+    "record",
+    "replay",
+    "verify",
+    "proxy",
+    "call",
+    "tools",
+    "servers",
+    "redact",
+    "show",
+    "list",
+    "import",
+    "scan",
+    "approvals",
+    "approve",
+    "deny",
 ];
 /// Commands that read an MCP config.
 const CONFIGS: &[&str] = &["call", "tools", "servers"];
@@ -109,6 +122,12 @@ pub const EXITS: &[Exit] = &[
         commands: &[],
         meaning: "usage or configuration error (bad flag, bad session name, unusable \
                   MCPTAPE_HOME, unreadable tape, a file mcptape refuses to write)",
+    },
+    Exit {
+        code: Code::Is(EXIT_USAGE),
+        commands: &["approve", "deny"],
+        meaning: "no such call is waiting: an unknown id, one decided already (or timed out, \
+                  or withdrawn), or one whose holding process is gone",
     },
     Exit {
         code: Code::Is(EXIT_TAPE),

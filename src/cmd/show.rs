@@ -48,7 +48,7 @@ impl cli::Show {
     }
 }
 
-fn width() -> usize {
+pub(super) fn width() -> usize {
     if let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size() {
         return usize::from(w);
     }

@@ -53,12 +53,18 @@ fn approval_ids_are_six_base32_characters_and_are_recognised() {
         .collect();
     for id in &ids {
         assert!(is_approval_id(id), "{id}");
-        assert!(id.bytes().all(|b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)));
+        assert!(
+            id.bytes()
+                .all(|b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b))
+        );
     }
     let mut distinct = ids.clone();
     distinct.sort_unstable();
     distinct.dedup();
-    assert!(distinct.len() > 60, "30 random bits rarely repeat in 64 draws");
+    assert!(
+        distinct.len() > 60,
+        "30 random bits rarely repeat in 64 draws"
+    );
     for bad in ["", "abc", "abcdefg", "ABCDEF", "abc1ef", "../abc", "abcde/"] {
         assert!(!is_approval_id(bad), "{bad}");
     }

@@ -4,6 +4,7 @@
 
 mod action;
 mod agents_live;
+mod approvals;
 mod bad_input;
 mod call;
 mod call_listing;

@@ -55,7 +55,10 @@ pub enum ApprovalError {
         what: String,
     },
     /// The process that held the call is gone.
-    #[error("call `{id}` is no longer waiting: the process that held it (pid {pid}) is gone; {}", waiting_now(waiting))]
+    #[error(
+        "call `{id}` is no longer waiting: the process that held it (pid {pid}) is gone; {}",
+        waiting_now(waiting)
+    )]
     Stale {
         /// The id.
         id: String,

@@ -22,6 +22,9 @@
 //! - A call whose holder process is gone (or that is long past its deadline) is stale:
 //!   listings skip it and sweep it, and deciding it says so.
 
+// The holder's side is the policy layer's, on its branch (issue 17): until the two meet.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -418,8 +421,7 @@ impl Held {
     /// decided first).
     fn close_with(&self, verdict: Verdict) -> bool {
         let decision = Decision::now(&self.id, verdict, None, None);
-        files::place_new(&self.dir, &decision_name(&self.id), &to_json(&decision))
-            .unwrap_or(false)
+        files::place_new(&self.dir, &decision_name(&self.id), &to_json(&decision)).unwrap_or(false)
     }
 
     /// The call is over: it leaves the desk (its decision stays a while).

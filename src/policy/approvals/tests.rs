@@ -45,7 +45,8 @@ fn a_held_call_is_a_private_file_in_a_private_directory_and_is_listed() {
     assert_eq!(mode(desk.dir()), 0o700);
     let file = desk.dir().join(format!("{}.json", held.id));
     assert_eq!(mode(&file), 0o600);
-    let on_disk: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+    let on_disk: Value =
+        serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
     assert_eq!(on_disk["server"], "everything");
     assert_eq!(on_disk["tool"], "echo");
     assert_eq!(on_disk["arguments"]["token"], "[REDACTED]");
@@ -86,7 +87,10 @@ fn a_desk_that_is_a_symlink_is_refused_and_its_target_untouched() {
     std::os::unix::fs::symlink(&elsewhere, desk.dir()).expect("symlink");
     let err = desk.hold(request("echo")).expect_err("refused");
     let text = err.to_string();
-    assert!(text.contains("symbolic link") && text.contains("rm "), "{text}");
+    assert!(
+        text.contains("symbolic link") && text.contains("rm "),
+        "{text}"
+    );
     assert!(text.contains(".approvals"), "names the directory: {text}");
     assert_eq!(std::fs::read_dir(&elsewhere).expect("dir").count(), 0);
     let err = desk.pending().expect_err("refused too");
@@ -143,23 +147,25 @@ async fn an_approval_from_the_other_side_reaches_the_holder_and_a_second_is_told
     });
     let person = Desk::at(desk.dir().to_path_buf());
     let decided = person.decide(&id, Choice::Approve).expect("approve");
-    assert_eq!((decided.server.as_str(), decided.what()), ("everything", "echo"));
+    assert_eq!(
+        (decided.server.as_str(), decided.what()),
+        ("everything", "echo")
+    );
     let (answer, held) = tokio::time::timeout(Duration::from_secs(10), waiting)
         .await
         .expect("in time")
         .expect("join");
-    assert_eq!(
-        answer,
-        Answer::Approved {
-            by: record::who()
-        }
-    );
+    assert_eq!(answer, Answer::Approved { by: record::who() });
     assert!(record::who().contains('@'));
-    assert!(!desk.dir().join(format!("{id}.json")).exists(), "off the desk");
+    assert!(
+        !desk.dir().join(format!("{id}.json")).exists(),
+        "off the desk"
+    );
     assert!(desk.pending().expect("list").is_empty());
     let err = approval_error(person.decide(&id, Choice::Deny { reason: None }));
     assert!(
-        err.to_string().contains("no longer waiting: it was approved by "),
+        err.to_string()
+            .contains("no longer waiting: it was approved by "),
         "{err}"
     );
     drop(held);
@@ -191,7 +197,11 @@ async fn a_denial_carries_its_reason_to_the_holder() {
             reason: Some("not on prod".into())
         }
     );
-    assert_eq!(held.wait(Duration::from_secs(60)).await, answer, "given again");
+    assert_eq!(
+        held.wait(Duration::from_secs(60)).await,
+        answer,
+        "given again"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -289,7 +299,11 @@ fn an_unknown_id_is_refused_naming_it_and_the_calls_that_wait() {
         assert!(!text.contains('\u{1b}'), "escaped: {text:?}");
         assert!(text.contains(&a.id) && text.contains(&b.id), "{text}");
     }
-    assert_eq!(desk.pending().expect("list").len(), 2, "nothing was decided");
+    assert_eq!(
+        desk.pending().expect("list").len(),
+        2,
+        "nothing was decided"
+    );
 }
 
 #[test]
@@ -331,7 +345,10 @@ fn concurrent_holds_get_distinct_ids_and_one_of_two_racing_decisions_wins() {
             std::thread::spawn(move || desk.hold(request(&format!("t{i}"))).expect("hold"))
         })
         .collect();
-    let held: Vec<Held> = holders.into_iter().map(|h| h.join().expect("join")).collect();
+    let held: Vec<Held> = holders
+        .into_iter()
+        .map(|h| h.join().expect("join"))
+        .collect();
     let mut ids: Vec<&str> = held.iter().map(|h| h.id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
