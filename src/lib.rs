@@ -128,6 +128,13 @@ pub mod fault_rules {
     pub use crate::fault::file::parse as parse_file;
 }
 
+/// The policy file's language (`--policy`), for the fuzz targets: any text parses or
+/// fails with an error naming its line.
+pub mod policy_toml {
+    pub use crate::policy::Policy;
+    pub use crate::policy::file::parse;
+}
+
 /// The config formats' documents (`install`'s JSON/JSONC, TOML and YAML), for the fuzz
 /// targets: parse any text, list entries, edit a member, apply the edits.
 pub mod config_documents {
