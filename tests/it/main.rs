@@ -45,6 +45,7 @@ mod meta;
 mod npm;
 mod package;
 mod packaging_edges;
+mod policy;
 mod precommit;
 mod progress;
 mod progress_bars;
