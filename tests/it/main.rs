@@ -46,6 +46,7 @@ mod npm;
 mod package;
 mod packaging_edges;
 mod policy;
+mod policy_claude;
 mod precommit;
 mod progress;
 mod progress_bars;
