@@ -40,7 +40,9 @@ pub fn dry_run_text(tool: &str, arguments: &Value, rules: &str) -> String {
 /// A `tools/call` result for request `id` (its raw JSON text).
 pub fn tool_result(id: &str, text: &str, is_error: bool) -> Message {
     let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
-    Message::new(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#))
+    Message::new(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+    ))
 }
 
 /// The JSON-RPC error for request `id` (raw JSON text) of a method other than
@@ -74,7 +76,11 @@ mod tests {
             v["result"]["content"][0]["text"],
             "Tool call blocked by policy: no-rm"
         );
-        let e = error("7", &error_message("resources/read", "default", false, None), &json!({}));
+        let e = error(
+            "7",
+            &error_message("resources/read", "default", false, None),
+            &json!({}),
+        );
         assert_eq!(e.value()["error"]["code"], REFUSED_CODE);
         assert_eq!(e.id(), Some("7"));
     }

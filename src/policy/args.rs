@@ -45,11 +45,16 @@ impl ArgPath {
         let mut i = 0;
         let mut expect_key = true;
         if text.is_empty() {
-            return Err("an argument path is not empty (e.g. `path`, `options.recursive`, `items[0].name`)".into());
+            return Err(
+                "an argument path is not empty (e.g. `path`, `options.recursive`, `items[0].name`)"
+                    .into(),
+            );
         }
         while i < b.len() {
             if steps.len() >= MAX_PATH_STEPS {
-                return Err(format!("an argument path has at most {MAX_PATH_STEPS} steps"));
+                return Err(format!(
+                    "an argument path has at most {MAX_PATH_STEPS} steps"
+                ));
             }
             match b[i] {
                 b'[' => {
@@ -64,9 +69,7 @@ impl ArgPath {
                 }
                 b'.' => return Err(format!("`{text}`: a `.` stands between two keys")),
                 _ if expect_key => {
-                    let end = text[i..]
-                        .find(['.', '['])
-                        .map_or(text.len(), |at| i + at);
+                    let end = text[i..].find(['.', '[']).map_or(text.len(), |at| i + at);
                     steps.push(Step::Key(text[i..end].to_owned()));
                     i = end;
                     expect_key = false;
@@ -126,9 +129,10 @@ fn bracket(text: &str, at: usize) -> Result<(Step, usize), String> {
     let inside = &rest[..close];
     let step = match inside {
         "*" => Step::Every,
-        n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-            Step::Index(n.parse().map_err(|_| format!("`{text}`: `[{n}]` is too large"))?)
-        }
+        n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Step::Index(
+            n.parse()
+                .map_err(|_| format!("`{text}`: `[{n}]` is too large"))?,
+        ),
         other => {
             return Err(format!(
                 "`{text}`: `[{other}]`: an index (`[0]`), `[*]` or a quoted key (`[\"a.b\"]`)"
@@ -192,18 +196,19 @@ pub fn json_equal(a: &Value, b: &Value, level: usize) -> bool {
         return false;
     }
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-            (Some(x), Some(y), _, _) => x == y,
-            (_, _, Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
+        (Value::Number(x), Value::Number(y)) => {
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y), _, _) => x == y,
+                (_, _, Some(x), Some(y)) => x == y,
+                _ => x.as_f64() == y.as_f64(),
+            }
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y, level + 1))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w, level + 1)))
         }
         _ => a == b,

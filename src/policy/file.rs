@@ -66,8 +66,9 @@ impl Policy {
         let shown = crate::term::line(&path.display().to_string()).into_owned();
         let source = format!("{from} `{shown}`");
         let text = read(path, &source)?;
-        parse(&text, &source)
-            .map_err(|what| Error::Usage(crate::term::line(&format!("{source}: {what}")).into_owned()))
+        parse(&text, &source).map_err(|what| {
+            Error::Usage(crate::term::line(&format!("{source}: {what}")).into_owned())
+        })
     }
 }
 
@@ -150,9 +151,8 @@ pub fn parse(text: &str, source: &str) -> std::result::Result<Policy, String> {
                     .into(),
             );
         }
-        Some(item) => decision(item).map_err(|e| {
-            format!("line {}: `default`: {e}", key_line(top, "default", 1))
-        })?,
+        Some(item) => decision(item)
+            .map_err(|e| format!("line {}: `default`: {e}", key_line(top, "default", 1)))?,
     };
     let mut rules: Vec<Rule> = Vec::new();
     if let Some(item) = top.get("rule") {
@@ -167,9 +167,7 @@ pub fn parse(text: &str, source: &str) -> std::result::Result<Policy, String> {
         }
         for (n, table) in tables.iter().enumerate() {
             let first_key = table.iter().next().map(|(k, _)| k.to_owned());
-            let fallback = first_key
-                .as_deref()
-                .map_or(1, |k| key_line(table, k, 1));
+            let fallback = first_key.as_deref().map_or(1, |k| key_line(table, k, 1));
             let line = lines.of_span(table.span(), fallback);
             let rule = rule(table, n + 1, line, &|k| key_line(table, k, line))?;
             if let Some(other) = rules.iter().find(|r| r.id == rule.id) {
@@ -221,7 +219,10 @@ fn rule(
         None => return Err(format!("line {line}: rule `{id}` has no `decision`")),
     };
     let globs = |k: &str| -> std::result::Result<Option<Globs>, String> {
-        table.get(k).map(|item| globs(item).map_err(|e| at(k, e))).transpose()
+        table
+            .get(k)
+            .map(|item| globs(item).map_err(|e| at(k, e)))
+            .transpose()
     };
     let mut rule = Rule {
         server: globs("server")?,
@@ -235,16 +236,25 @@ fn rule(
         listed: None,
     };
     if let Some(item) = table.get("listed") {
-        rule.listed = Some(item.as_bool().ok_or_else(|| at("listed", "true or false".into()))?);
+        rule.listed = Some(
+            item.as_bool()
+                .ok_or_else(|| at("listed", "true or false".into()))?,
+        );
     }
     if let Some(item) = table.get("annotations") {
-        let t = item
-            .as_table_like()
-            .ok_or_else(|| at("annotations", "a table, e.g. { destructiveHint = true }".into()))?;
+        let t = item.as_table_like().ok_or_else(|| {
+            at(
+                "annotations",
+                "a table, e.g. { destructiveHint = true }".into(),
+            )
+        })?;
         for (k, v) in t.iter() {
             let hint = Hint::parse(k).ok_or_else(|| {
                 let names: Vec<&str> = HINTS.iter().map(|h| h.as_str()).collect();
-                at("annotations", format!("`{k}` is not an annotation: {}", names.join(", ")))
+                at(
+                    "annotations",
+                    format!("`{k}` is not an annotation: {}", names.join(", ")),
+                )
             })?;
             let want = v
                 .as_bool()
@@ -270,8 +280,7 @@ fn decision(item: &Item) -> std::result::Result<Decision, String> {
     let word = item
         .as_str()
         .ok_or_else(|| format!("a decision: {}", words.join(", ")))?;
-    Decision::parse(word)
-        .ok_or_else(|| format!("`{word}` is not a decision: {}", words.join(", ")))
+    Decision::parse(word).ok_or_else(|| format!("`{word}` is not a decision: {}", words.join(", ")))
 }
 
 /// A glob or a list of globs.
@@ -328,7 +337,9 @@ fn arg_matchers(
                     let path = ArgPath::parse(&path_text)?;
                     let tests = inner
                         .iter()
-                        .map(|(name, item)| test(name, item).map_err(|e| format!("`{path_text}`: `{name}`: {e}")))
+                        .map(|(name, item)| {
+                            test(name, item).map_err(|e| format!("`{path_text}`: `{name}`: {e}"))
+                        })
                         .collect::<std::result::Result<Vec<_>, _>>()?;
                     out.push((path, tests));
                 }
@@ -355,9 +366,7 @@ fn test(name: &str, item: &Item) -> std::result::Result<ArgTest, String> {
     let text = || item.as_str().ok_or_else(|| "a string".to_owned());
     Ok(match name {
         "equals" => ArgTest::Equals(json(item, 0)?),
-        "glob" => {
-            ArgTest::Glob(args::glob(text()?)?)
-        }
+        "glob" => ArgTest::Glob(args::glob(text()?)?),
         "regex" => ArgTest::Regex(args::regex(text()?)?),
         "gt" => ArgTest::Gt(number()?),
         "ge" => ArgTest::Ge(number()?),

@@ -92,9 +92,12 @@ fn environment(var: &str) -> Result<ModeEnv> {
 
 /// `MCPTAPE_APPROVAL_TIMEOUT` of `env` (seconds, or `30s`, `5m`), else the default.
 fn timeout_of(env: &ModeEnv) -> Result<Duration> {
-    match env.get(ENV_APPROVAL_TIMEOUT).filter(|v| !v.trim().is_empty()) {
+    match env
+        .get(ENV_APPROVAL_TIMEOUT)
+        .filter(|v| !v.trim().is_empty())
+    {
         None => Ok(DEFAULT_APPROVAL_TIMEOUT),
-        Some(v) => crate::duration::parse(&v).map_err(|e| {
+        Some(v) => crate::duration::parse(v).map_err(|e| {
             Error::Usage(crate::term::line(&format!("{ENV_APPROVAL_TIMEOUT}: {e}")).into_owned())
         }),
     }

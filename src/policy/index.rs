@@ -90,9 +90,7 @@ impl ToolInfo {
             destructive: hint("destructiveHint"),
             idempotent: hint("idempotentHint"),
             open_world: hint("openWorldHint"),
-            output_schema: tool
-                .get("outputSchema")
-                .is_some_and(|s| !s.is_null()),
+            output_schema: tool.get("outputSchema").is_some_and(|s| !s.is_null()),
         }
     }
 
@@ -167,10 +165,18 @@ mod tests {
     #[test]
     fn the_newest_listing_wins_and_pages_add() {
         let index = ToolIndex::new();
-        index.listed("s", &json!({"tools": [{"name": "a", "annotations": {"readOnlyHint": true}}]}), false);
+        index.listed(
+            "s",
+            &json!({"tools": [{"name": "a", "annotations": {"readOnlyHint": true}}]}),
+            false,
+        );
         index.listed("s", &json!({"tools": [{"name": "b"}]}), true);
         assert!(index.get("s", "a").is_some() && index.get("s", "b").is_some());
-        index.listed("s", &json!({"tools": [{"name": "c", "outputSchema": {"type": "object"}}]}), false);
+        index.listed(
+            "s",
+            &json!({"tools": [{"name": "c", "outputSchema": {"type": "object"}}]}),
+            false,
+        );
         assert!(index.get("s", "a").is_none());
         assert!(index.get("s", "c").expect("c").output_schema);
         assert!(index.get("other", "c").is_none());
@@ -184,7 +190,9 @@ mod tests {
         assert!(!ToolInfo::hint(None, Hint::Idempotent));
         let bare = ToolInfo::of(&json!({"name": "x"}));
         assert!(ToolInfo::hint(Some(&bare), Hint::Destructive));
-        let ro = ToolInfo::of(&json!({"name": "x", "annotations": {"readOnlyHint": true, "destructiveHint": true}}));
+        let ro = ToolInfo::of(
+            &json!({"name": "x", "annotations": {"readOnlyHint": true, "destructiveHint": true}}),
+        );
         assert!(!ToolInfo::hint(Some(&ro), Hint::Destructive));
         assert!(ToolInfo::hint(Some(&ro), Hint::Idempotent));
         let safe = ToolInfo::of(&json!({"name": "x", "annotations": {"destructiveHint": false}}));

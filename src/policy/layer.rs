@@ -186,14 +186,19 @@ impl PolicyLayer {
 
     /// One client message (not a batch).
     fn one(&mut self, msg: Message) -> Step {
+        let method = msg.method().unwrap_or_default();
+        let cancel = method == "notifications/cancelled";
+        let list = method == "tools/list";
+        // Only what the layer reads is parsed (the head already says the method).
+        if !(cancel || list || self.gate.policy.gates(method)) {
+            return Step::Pass(msg);
+        }
         let v = msg.value();
-        if msg.method() == Some("notifications/cancelled") && self.withdraws(&v) {
+        if cancel && self.withdraws(&v) {
             return Step::Drop;
         }
         let id = msg.id().filter(|_| msg.kind() == Kind::Request);
-        if msg.method() == Some("tools/list")
-            && let Some(id) = id
-        {
+        if list && let Some(id) = id {
             let paged = v["params"].get("cursor").is_some_and(|c| !c.is_null());
             self.lists.insert(id_key(id), paged);
         }
@@ -274,7 +279,11 @@ impl PolicyLayer {
         if let Ok(mut calls) = self.held.lock() {
             calls.insert(key.clone(), cancel);
         }
-        let (calls, told, timeout) = (Arc::clone(&self.held), Arc::clone(&self.told), self.gate.timeout);
+        let (calls, told, timeout) = (
+            Arc::clone(&self.held),
+            Arc::clone(&self.told),
+            self.gate.timeout,
+        );
         Step::Later(Box::pin(async move {
             let started = Instant::now();
             let answer = tokio::select! {
@@ -346,10 +355,16 @@ impl PolicyLayer {
                 continue;
             };
             let (resolution, reason) = match ruling.decision {
-                Decision::Allow => (Resolution::Refused, Some("not sent: its batch held a call the policy did not allow".to_owned())),
+                Decision::Allow => (
+                    Resolution::Refused,
+                    Some("not sent: its batch held a call the policy did not allow".to_owned()),
+                ),
                 Decision::Deny => (Resolution::Refused, None),
                 Decision::DryRun => (Resolution::DryRun, None),
-                Decision::Ask => (Resolution::Refused, Some("no call in a batch is held for approval: send it alone".to_owned())),
+                Decision::Ask => (
+                    Resolution::Refused,
+                    Some("no call in a batch is held for approval: send it alone".to_owned()),
+                ),
             };
             let mut entry = facts.entry(ruling, resolution);
             entry.reason = reason.clone();

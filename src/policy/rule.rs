@@ -115,7 +115,11 @@ impl Rule {
         if !self.method_matches(call.method) {
             return false;
         }
-        if self.server.as_ref().is_some_and(|g| !g.matches(call.server)) {
+        if self
+            .server
+            .as_ref()
+            .is_some_and(|g| !g.matches(call.server))
+        {
             return false;
         }
         if let Some(globs) = &self.tool
@@ -129,7 +133,10 @@ impl Rule {
             if !is_call {
                 return false;
             }
-            if self.listed.is_some_and(|want| want != call.listed.is_some()) {
+            if self
+                .listed
+                .is_some_and(|want| want != call.listed.is_some())
+            {
                 return false;
             }
             if !self
@@ -140,12 +147,10 @@ impl Rule {
                 return false;
             }
         }
-        self.args
-            .iter()
-            .all(|(path, tests)| {
-                let found = path.select(call.arguments);
-                tests.iter().all(|t| t.passes(&found))
-            })
+        self.args.iter().all(|(path, tests)| {
+            let found = path.select(call.arguments);
+            tests.iter().all(|t| t.passes(&found))
+        })
     }
 }
 

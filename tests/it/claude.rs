@@ -97,7 +97,13 @@ fn write_config(env: &Env, live: bool) {
 }
 
 /// `mcptape MODE SESSION -- claude ARGS...`, offline against the stand-in.
-pub(crate) fn under(env: &Env, mode: &str, session: &str, api: Option<&MessagesApi>, args: &[&str]) -> Output {
+pub(crate) fn under(
+    env: &Env,
+    mode: &str,
+    session: &str,
+    api: Option<&MessagesApi>,
+    args: &[&str],
+) -> Output {
     let mut cmd = env.mcptape([mode, session, "--"]);
     cmd.arg(claude()).args(args);
     // Nothing of a Claude Code the tests may run under leaks in.

@@ -117,12 +117,20 @@ fn the_python_agent_reads_the_refusal_and_goes_on_and_the_server_never_sees_the_
     let env = Env::new();
     let policy = write_policy(&env);
     let log = env.path("server.log");
-    let mut proxy = vec![bin().display().to_string(), "proxy".into(), "--policy".into()];
+    let mut proxy = vec![
+        bin().display().to_string(),
+        "proxy".into(),
+        "--policy".into(),
+    ];
     proxy.push(policy.display().to_string());
     proxy.push("--".into());
     proxy.extend(server(&log));
     gated(&lines(&run(agent(&env, &proxy))));
-    assert_eq!(served(&log), ["echo"], "only the allowed call reached the server");
+    assert_eq!(
+        served(&log),
+        ["echo"],
+        "only the allowed call reached the server"
+    );
 }
 
 #[test]
@@ -136,7 +144,11 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         argv
     };
     let mut record = env.mcptape(["record", "gated", "--"]);
-    record.arg(python()).arg(peer("py_policy_client.py")).arg(plan()).arg("--");
+    record
+        .arg(python())
+        .arg(peer("py_policy_client.py"))
+        .arg(plan())
+        .arg("--");
     record.args(proxy(server(&log)));
     gated(&lines(&run(record)));
     assert_eq!(served(&log), ["echo"]);
@@ -157,10 +169,16 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         assert_eq!(entries[at + 1]["_meta"]["dir"], "recv");
     }
     let p = |i: usize, k: &str| decisions[i]["params"][k].clone();
-    assert_eq!((p(0, "decision"), p(0, "resolution")), (json!("deny"), json!("refused")));
+    assert_eq!(
+        (p(0, "decision"), p(0, "resolution")),
+        (json!("deny"), json!("refused"))
+    );
     assert_eq!(p(0, "rules"), json!(["no-destructive"]));
     assert_eq!(p(0, "tool"), "delete_file");
-    assert_eq!((p(1, "decision"), p(1, "rules")), (json!("allow"), json!([])));
+    assert_eq!(
+        (p(1, "decision"), p(1, "rules")),
+        (json!("allow"), json!([]))
+    );
     assert_eq!(p(2, "resolution"), "dry-run");
 
     let shown = run(env.mcptape(["show", "gated", "--full"]));
@@ -173,9 +191,12 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         shown.contains("POLICY dry-run → dry-run #5 tools/call write_file (rule rehearse-writes)"),
         "{shown}"
     );
-    assert!(shown.contains("POLICY allow → allowed #4 tools/call echo (default)"), "{shown}");
-    let json: Value =
-        serde_json::from_slice(&run(env.mcptape(["show", "gated", "--json"])).stdout).expect("json");
+    assert!(
+        shown.contains("POLICY allow → allowed #4 tools/call echo (default)"),
+        "{shown}"
+    );
+    let json: Value = serde_json::from_slice(&run(env.mcptape(["show", "gated", "--json"])).stdout)
+        .expect("json");
     let shown_decisions: Vec<&Value> = json["connections"][0]["entries"]
         .as_array()
         .expect("entries")
@@ -183,7 +204,10 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         .filter(|e| e["message"]["method"] == "$policy/decision")
         .collect();
     assert_eq!(shown_decisions.len(), 4);
-    assert_eq!(shown_decisions[0]["message"]["params"]["rules"], json!(["no-destructive"]));
+    assert_eq!(
+        shown_decisions[0]["message"]["params"]["rules"],
+        json!(["no-destructive"])
+    );
 
     // Replayed with no server (a command that does not exist), strict and any: the same
     // refusals, from the tape. The proxy keeps its --policy: a replay does not apply it.
@@ -193,7 +217,12 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         if let Some(m) = matching {
             replay.args(["--match", m]);
         }
-        replay.arg("--").arg(python()).arg(peer("py_policy_client.py")).arg(plan()).arg("--");
+        replay
+            .arg("--")
+            .arg(python())
+            .arg(peer("py_policy_client.py"))
+            .arg(plan())
+            .arg("--");
         replay.args(proxy(absent.clone()));
         let out = run(replay);
         gated(&lines(&out));
@@ -204,7 +233,9 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
 
     // Verify plays the allowed call and skips the gated ones, which the server never saw.
     let vlog = env.path("verify.log");
-    let out = run(env.mcptape(["verify", "gated", "--allow-writes", "--"]).args(server(&vlog)));
+    let out = run(env
+        .mcptape(["verify", "gated", "--allow-writes", "--"])
+        .args(server(&vlog)));
     assert!(out.status.success(), "{}", text(&out));
     let report = stdout(&out);
     assert!(report.contains("0 changed, 3 skipped"), "{report}");
@@ -212,7 +243,11 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         report.contains("not played: the policy answered it when it was recorded (deny by rule no-destructive: refused)"),
         "{report}"
     );
-    assert_eq!(served(&vlog), ["echo"], "verify ran no call the policy refused");
+    assert_eq!(
+        served(&vlog),
+        ["echo"],
+        "verify ran no call the policy refused"
+    );
 }
 
 #[test]
@@ -222,7 +257,11 @@ fn record_policy_gates_every_proxy_under_it_and_exports_the_file() {
     let log = env.path("server.log");
     // Given relative to record's directory: the proxies get it absolute.
     let mut record = env.mcptape(["record", "gated", "--policy", "policy.toml", "--"]);
-    record.arg(python()).arg(peer("py_policy_client.py")).arg(plan()).arg("--");
+    record
+        .arg(python())
+        .arg(peer("py_policy_client.py"))
+        .arg(plan())
+        .arg("--");
     record.args(proxy_argv("fs", &server(&log)));
     gated(&lines(&run(record)));
     assert_eq!(served(&log), ["echo"]);
@@ -231,7 +270,14 @@ fn record_policy_gates_every_proxy_under_it_and_exports_the_file() {
         4
     );
 
-    let out = run(env.mcptape(["record", "s", "--policy", "policy.toml", "--approval-timeout", "0"]));
+    let out = run(env.mcptape([
+        "record",
+        "s",
+        "--policy",
+        "policy.toml",
+        "--approval-timeout",
+        "0",
+    ]));
     let exports = stdout(&out);
     let abs = std::fs::canonicalize(&policy).expect("abs");
     assert!(
@@ -239,7 +285,10 @@ fn record_policy_gates_every_proxy_under_it_and_exports_the_file() {
             || exports.contains(&format!("export MCPTAPE_POLICY='{}'", policy.display())),
         "{exports}"
     );
-    assert!(exports.contains("export MCPTAPE_APPROVAL_TIMEOUT='0'"), "{exports}");
+    assert!(
+        exports.contains("export MCPTAPE_APPROVAL_TIMEOUT='0'"),
+        "{exports}"
+    );
     let out = run(env.mcptape(["record", "s"]));
     assert!(!stdout(&out).contains("MCPTAPE_POLICY"), "{}", text(&out));
 }
@@ -258,12 +307,26 @@ fn every_bad_policy_file_is_an_error_naming_it_and_the_server_never_starts() {
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
     let cases: &[(&str, Option<&str>, &str)] = &[
         ("missing.toml", None, "cannot read --policy `missing.toml`"),
-        ("fifo.toml", None, "--policy `fifo.toml`: not a regular file"),
-        ("syntax.toml", Some("default = \"allow\"\n[[rule]\n"), "--policy `syntax.toml`: line 2: not TOML"),
-        ("nodefault.toml", Some("[[rule]]\nid = \"a\"\ndecision = \"deny\"\n"), "`default` is missing"),
+        (
+            "fifo.toml",
+            None,
+            "--policy `fifo.toml`: not a regular file",
+        ),
+        (
+            "syntax.toml",
+            Some("default = \"allow\"\n[[rule]\n"),
+            "--policy `syntax.toml`: line 2: not TOML",
+        ),
+        (
+            "nodefault.toml",
+            Some("[[rule]]\nid = \"a\"\ndecision = \"deny\"\n"),
+            "`default` is missing",
+        ),
         (
             "unknown.toml",
-            Some("default = \"allow\"\n\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\ntols = \"x\"\n"),
+            Some(
+                "default = \"allow\"\n\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\ntols = \"x\"\n",
+            ),
             "--policy `unknown.toml`: line 6: rule `a`: `tols`: unknown key",
         ),
         (
@@ -278,12 +341,16 @@ fn every_bad_policy_file_is_an_error_naming_it_and_the_server_never_starts() {
         ),
         (
             "regex.toml",
-            Some("default = \"allow\"\n[[rule]]\nid = \"r\"\ndecision = \"deny\"\nargs = { path = { regex = \"(\" } }\n"),
+            Some(
+                "default = \"allow\"\n[[rule]]\nid = \"r\"\ndecision = \"deny\"\nargs = { path = { regex = \"(\" } }\n",
+            ),
             "line 5: rule `r`: `args`: `path`: `regex`: `(` is not a regex",
         ),
         (
             "dup.toml",
-            Some("default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\n[[rule]]\nid = \"a\"\ndecision = \"allow\"\n"),
+            Some(
+                "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\n[[rule]]\nid = \"a\"\ndecision = \"allow\"\n",
+            ),
             "line 5: rule `a`: the id is already the rule's of line 2",
         ),
     ];
@@ -302,18 +369,18 @@ fn every_bad_policy_file_is_an_error_naming_it_and_the_server_never_starts() {
         .args(&marker)
         .env("MCPTAPE_POLICY", "decision.toml"));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        stderr(&out).contains("MCPTAPE_POLICY `"),
-        "{}",
-        text(&out)
-    );
+    assert!(stderr(&out).contains("MCPTAPE_POLICY `"), "{}", text(&out));
     assert!(!started.exists());
     // `record --policy` checks the file before it runs CMD.
     let out = run(env
         .mcptape(["record", "s", "--policy", "glob.toml", "--"])
         .args(&marker));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(stderr(&out).contains("`a[` is not a glob"), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("`a[` is not a glob"),
+        "{}",
+        text(&out)
+    );
     assert!(!started.exists());
 }
 
@@ -329,19 +396,37 @@ fn the_http_front_refuses_the_same_calls_and_its_server_never_sees_them() {
     let front = Front::start_as(
         &env,
         "fs",
-        &["--url", &server.url, "--record", &tape, "--policy", &policy.display().to_string()],
+        &[
+            "--url",
+            &server.url,
+            "--record",
+            &tape,
+            "--policy",
+            &policy.display().to_string(),
+        ],
     );
     gated(&lines(&run(agent(&env, std::slice::from_ref(&front.url)))));
     assert!(front.stop().success());
     assert_eq!(served(&log), ["echo"]);
     let entries = tape_entries(Path::new(&tape));
-    assert_eq!(lifecycle(&entries, "$policy/decision").len(), 4, "{entries:?}");
+    assert_eq!(
+        lifecycle(&entries, "$policy/decision").len(),
+        4,
+        "{entries:?}"
+    );
     drop(server);
 
     // The front's replay, no server behind it: the recorded refusals.
-    let front = Front::start_as(&env, "fs", &["--replay", &tape, "--policy", &policy.display().to_string()]);
+    let front = Front::start_as(
+        &env,
+        "fs",
+        &["--replay", &tape, "--policy", &policy.display().to_string()],
+    );
     gated(&lines(&run(agent(&env, std::slice::from_ref(&front.url)))));
-    assert!(front.stop().success(), "the replayed session's verdict is clean");
+    assert!(
+        front.stop().success(),
+        "the replayed session's verdict is clean"
+    );
 }
 
 #[test]

@@ -24,7 +24,8 @@ fn claude_code_receives_a_denied_calls_refusal_and_finishes_its_run() {
         ],
     );
     argv.splice(2..2, ["--policy".to_owned(), policy.display().to_string()]);
-    let config = json!({"mcpServers": {"fs": {"type": "stdio", "command": argv[0], "args": argv[1..]}}});
+    let config =
+        json!({"mcpServers": {"fs": {"type": "stdio", "command": argv[0], "args": argv[1..]}}});
     let home = env.path("home");
     std::fs::create_dir_all(&home).expect("home");
     std::fs::write(home.join(".claude.json"), config.to_string()).expect("write config");
@@ -53,7 +54,9 @@ fn claude_code_receives_a_denied_calls_refusal_and_finishes_its_run() {
     let results = tool_results(requests.last().expect("a Messages API request"));
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(
-        results[0].1.contains("Tool call blocked by policy: no-destructive"),
+        results[0]
+            .1
+            .contains("Tool call blocked by policy: no-destructive"),
         "{results:?}"
     );
     assert!(results[1].1.contains("Echo: still here"), "{results:?}");

@@ -75,9 +75,15 @@ fn the_first_matching_rule_decides_else_the_default() {
         Decision::Deny
     );
     let big = json!({"options": {"size": 500}, "items": [{"name": "a"}, {"name": "x"}]});
-    assert_eq!(decided(&p, &call("anything", &big, Some(&ro))).0, Decision::DryRun);
+    assert_eq!(
+        decided(&p, &call("anything", &big, Some(&ro))).0,
+        Decision::DryRun
+    );
     let huge = json!({"options": {"size": 5000}, "items": [{"name": "x"}]});
-    assert_eq!(decided(&p, &call("anything", &huge, Some(&ro))).0, Decision::Allow);
+    assert_eq!(
+        decided(&p, &call("anything", &huge, Some(&ro))).0,
+        Decision::Allow
+    );
 }
 
 #[test]
@@ -120,17 +126,32 @@ fn listed_and_annotation_matchers_read_the_index() {
     let closed = ToolInfo::of(&json!({"name": "t", "annotations": {"openWorldHint": false}}));
     assert_eq!(decided(&p, &call("t", &args, Some(&closed))).1, ["writes"]);
     let open = ToolInfo::of(&json!({"name": "t"}));
-    assert_eq!(decided(&p, &call("t", &args, Some(&open))).1, Vec::<String>::new());
+    assert_eq!(
+        decided(&p, &call("t", &args, Some(&open))).1,
+        Vec::<String>::new()
+    );
 }
 
 #[test]
 fn bad_files_are_errors_that_name_the_line_and_the_rule() {
     let cases = [
         ("", "`default` is missing"),
-        ("default = \"maybe\"", "line 1: `default`: `maybe` is not a decision: allow, deny, ask, dry-run"),
-        ("default = \"allow\"\nunlisted = \"deny\"", "line 2: unknown key `unlisted`"),
-        ("default = \"allow\"\n[[rule]]\ndecision = \"deny\"", "line 2: rule 1 has no `id`"),
-        ("default = \"allow\"\n[[rule]]\nid = \"a\"", "line 2: rule `a` has no `decision`"),
+        (
+            "default = \"maybe\"",
+            "line 1: `default`: `maybe` is not a decision: allow, deny, ask, dry-run",
+        ),
+        (
+            "default = \"allow\"\nunlisted = \"deny\"",
+            "line 2: unknown key `unlisted`",
+        ),
+        (
+            "default = \"allow\"\n[[rule]]\ndecision = \"deny\"",
+            "line 2: rule 1 has no `id`",
+        ),
+        (
+            "default = \"allow\"\n[[rule]]\nid = \"a\"",
+            "line 2: rule `a` has no `decision`",
+        ),
         (
             "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\ntools = \"x\"",
             "line 5: rule `a`: `tools`: unknown key",
@@ -159,7 +180,10 @@ fn bad_files_are_errors_that_name_the_line_and_the_rule() {
             "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = { \"x[y]\" = 1 }",
             "`[y]`: an index",
         ),
-        ("default = \"allow\"\nrule = 3", "line 2: `rule` is a list of [[rule]] tables"),
+        (
+            "default = \"allow\"\nrule = 3",
+            "line 2: `rule` is a list of [[rule]] tables",
+        ),
         ("default = \"allow\"\n[[rule]\n", "line 2: not TOML"),
         (
             "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = { when = 1979-05-27 }",
@@ -168,7 +192,10 @@ fn bad_files_are_errors_that_name_the_line_and_the_rule() {
     ];
     for (text, want) in cases {
         let got = error(text);
-        assert!(got.contains(want), "{text:?}\n  got:  {got}\n  want: {want}");
+        assert!(
+            got.contains(want),
+            "{text:?}\n  got:  {got}\n  want: {want}"
+        );
     }
 }
 
@@ -177,7 +204,10 @@ fn files_that_are_missing_not_regular_or_too_large_are_refused_before_they_are_o
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("none.toml");
     let e = Policy::load(&missing).expect_err("missing").to_string();
-    assert!(e.contains("cannot read --policy `") && e.contains("none.toml"), "{e}");
+    assert!(
+        e.contains("cannot read --policy `") && e.contains("none.toml"),
+        "{e}"
+    );
     let fifo = dir.path().join("fifo.toml");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
     let e = Policy::load(&fifo).expect_err("fifo").to_string();
@@ -197,7 +227,9 @@ fn many_rules_parse_in_linear_time_and_too_many_are_refused() {
     let rules = |n: usize| {
         let mut text = String::from("default = \"deny\"\n");
         for i in 0..n {
-            text.push_str(&format!("[[rule]]\nid = \"r{i}\"\ndecision = \"allow\"\ntool = \"t{i}\"\n"));
+            text.push_str(&format!(
+                "[[rule]]\nid = \"r{i}\"\ndecision = \"allow\"\ntool = \"t{i}\"\n"
+            ));
         }
         text
     };
@@ -209,7 +241,11 @@ fn many_rules_parse_in_linear_time_and_too_many_are_refused() {
 
 #[test]
 fn deep_or_odd_values_never_panic() {
-    let deep = format!("default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = {{ p = {{ equals = {}1{} }} }}", "[".repeat(200), "]".repeat(200));
+    let deep = format!(
+        "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = {{ p = {{ equals = {}1{} }} }}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
     let _ = parse(&deep, "p");
     let nan = "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = { p = { gt = nan } }";
     assert!(error(nan).contains("a finite number"));
