@@ -4,6 +4,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::policy::answer::REFUSED_CODE;
 use crate::policy::file::parse;
 use crate::policy::index::ToolIndex;
 
