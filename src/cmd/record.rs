@@ -30,6 +30,7 @@ impl cli::Record {
         let tape = mode::session_path(&self.session)?;
         let servers = self.servers.join(",");
         let faults = crate::fault::env_vars(&self.faults)?;
+        let commit = crate::commit::settings::env_vars(&self.guard);
         if self.command.is_empty() {
             // Only the variables: no tape is touched (proxies create it, or append to it).
             super::print_exports(&[
@@ -40,6 +41,8 @@ impl cli::Record {
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
                 faults[0].clone(),
                 faults[1].clone(),
+                commit[0].clone(),
+                commit[1].clone(),
             ]);
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
@@ -71,6 +74,12 @@ impl cli::Record {
                 Some(v) => cmd.env(name, v),
                 None => cmd.env_remove(name),
             };
+        }
+        // Commitments asked for here reach every proxy below; an inherited `1` stays.
+        for (name, value) in &commit {
+            if let Some(v) = value {
+                cmd.env(name, v);
+            }
         }
         // Say once, here, what the proxies' redaction will be.
         let _ = own.recording(self.no_redact, &tape);

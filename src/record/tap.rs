@@ -30,10 +30,12 @@ use serde_json::value::RawValue;
 use crate::error::TapeError;
 use crate::framing;
 use crate::message::{Shape, shape};
+use crate::record::commits::{self, Held};
 use crate::redact::Redactor;
 use crate::tape::TapeWriter;
 use crate::tape::close::Close;
 use crate::tape::format::{self, Direction, Meta};
+use crate::tape::commit::CommitEntry;
 use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
 use crate::tape::stream::Stream;
 
@@ -253,20 +255,22 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
         error: None,
     };
     let mut batches = 0u64;
+    let mut held = Held::default();
     for event in rx {
-        if matches!(event, Event::Finish) {
-            break;
-        }
-        let held = match &event {
+        let finish = matches!(event, Event::Finish);
+        let reserved = match &event {
             Event::Line { budget, .. } => *budget,
             _ => 0,
         };
         if outcome.error.is_some() {
-            entries.budget.add_permits(held);
+            entries.budget.add_permits(reserved);
+            if finish {
+                break;
+            }
             continue;
         }
-        let lines = render(event, &entries, &mut batches);
-        entries.budget.add_permits(held);
+        let lines = render(event, &entries, &mut batches, &mut held);
+        entries.budget.add_permits(reserved);
         for line in lines {
             if let Err(e) = writer.append(&line) {
                 if let TapeError::Full { max, .. } = &e {
@@ -288,6 +292,9 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
                 break;
             }
             outcome.entries += 1;
+        }
+        if finish {
+            break;
         }
     }
     if outcome.error.is_none()
@@ -319,6 +326,34 @@ impl Entries {
         }
     }
 
+    /// The tape lines of a server message, and of the `$commit` before it when one waits
+    /// for it ([`crate::record::commits`]).
+    fn answer(&self, message: &[u8], meta: &Meta, held: &mut Held) -> Vec<Vec<u8>> {
+        let (Some(waiting), Ok(text)) = (held.answered_by(message), std::str::from_utf8(message))
+        else {
+            return vec![self.line(message, meta)];
+        };
+        let sent = text.trim_ascii();
+        let kept = commits::answer_text(&waiting, sent);
+        let written = self.redactor.message(&kept);
+        let entry = CommitEntry {
+            body: commits::body(&waiting, sent, &written),
+            ..waiting.entry
+        };
+        vec![
+            self.lifecycle(&LifecycleKind::Commit, &entry.params(), waiting.ts),
+            format::encode(written.as_bytes(), meta),
+        ]
+    }
+
+    /// The `$commit` entries whose answers never came, as they were told.
+    fn unanswered(&self, held: &mut Held) -> Vec<Vec<u8>> {
+        held.drain()
+            .into_iter()
+            .map(|w| self.lifecycle(&LifecycleKind::Commit, &w.entry.params(), w.ts))
+            .collect()
+    }
+
     fn lifecycle(
         &self,
         kind: &LifecycleKind,
@@ -345,7 +380,7 @@ impl Entries {
     }
 }
 
-fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
+fn render(event: Event, entries: &Entries, batches: &mut u64, held: &mut Held) -> Vec<Vec<u8>> {
     let invalid = |dir: Direction, ts, text: &[u8]| {
         let (kind, params) = Lifecycle::Invalid(Invalid {
             dir: Some(dir),
@@ -355,8 +390,23 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
         entries.lifecycle(&kind, &params, ts)
     };
     match event {
-        Event::Finish => Vec::new(),
-        Event::Lifecycle { ts, kind, params } => vec![entries.lifecycle(&kind, &params, ts)],
+        Event::Finish => entries.unanswered(held),
+        Event::Lifecycle { ts, kind, params } => match kind {
+            LifecycleKind::Commit => match held.hold(ts, params) {
+                Ok(()) => Vec::new(),
+                Err(params) => vec![entries.lifecycle(&kind, &params, ts)],
+            },
+            LifecycleKind::Close => {
+                let mut lines = entries.unanswered(held);
+                lines.push(entries.lifecycle(&kind, &params, ts));
+                lines
+            }
+            LifecycleKind::Fault if !held.is_empty() => {
+                let params = held.fault(&params).unwrap_or(params);
+                vec![entries.lifecycle(&kind, &params, ts)]
+            }
+            _ => vec![entries.lifecycle(&kind, &params, ts)],
+        },
         Event::Line {
             dir,
             ts,
@@ -373,6 +423,7 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
                 return Vec::new();
             }
             match shape(text) {
+                Shape::Object if dir == Direction::Recv => entries.answer(text, &meta(None), held),
                 Shape::Object => vec![entries.line(text, &meta(None))],
                 Shape::Array => {
                     let elements: Vec<&RawValue> = std::str::from_utf8(text)
@@ -385,11 +436,14 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
                     *batches += 1;
                     elements
                         .into_iter()
-                        .map(|el| match shape(el.get().as_bytes()) {
-                            Shape::Object => {
-                                entries.line(el.get().as_bytes(), &meta(Some(*batches)))
+                        .flat_map(|el| match shape(el.get().as_bytes()) {
+                            Shape::Object if dir == Direction::Recv => {
+                                entries.answer(el.get().as_bytes(), &meta(Some(*batches)), held)
                             }
-                            _ => invalid(dir, ts, el.get().as_bytes()),
+                            Shape::Object => {
+                                vec![entries.line(el.get().as_bytes(), &meta(Some(*batches)))]
+                            }
+                            _ => vec![invalid(dir, ts, el.get().as_bytes())],
                         })
                         .collect()
                 }
@@ -417,7 +471,7 @@ mod tests {
             redactor: Redactor::default(),
             budget: Arc::new(Semaphore::new(0)),
         };
-        render(ev, &entries, &mut 0)
+        render(ev, &entries, &mut 0, &mut Held::default())
             .into_iter()
             .map(|l| String::from_utf8(l).expect("utf8"))
             .collect()
@@ -486,7 +540,7 @@ mod tests {
             redactor: Redactor::default(),
             budget: Arc::new(Semaphore::new(0)),
         };
-        let out = render(ev, &entries, &mut 0);
+        let out = render(ev, &entries, &mut 0, &mut Held::default());
         assert_eq!(out.len(), 1);
         let body = line.trim_end().strip_suffix('}').expect("an object");
         assert!(
