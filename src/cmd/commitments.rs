@@ -91,8 +91,9 @@ fn check(session: &str, answer: &Path) -> Result<Outcome> {
     let shown = crate::term::line(&answer.display().to_string()).into_owned();
     let result = check::result_of(text.trim())
         .map_err(|why| Error::Usage(format!("--answer `{shown}`: {why}")))?;
-    let sha256 = jcs::commitment(result)
-        .map_err(|refusal| Error::Usage(format!("--answer `{shown}` has no commitment: {refusal}")))?;
+    let sha256 = jcs::commitment(result).map_err(|refusal| {
+        Error::Usage(format!("--answer `{shown}` has no commitment: {refusal}"))
+    })?;
     let tape = super::show::load(session)?;
     let all = check::commitments(&tape);
     let hits = check::matching(&all, &sha256);

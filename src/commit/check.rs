@@ -164,7 +164,9 @@ fn judge(entry: &CommitEntry, line: usize, answer: &str) -> Verdict {
         Body::Kept => match jcs::commitment(result) {
             Ok(got) if got == *want => Verdict::Ok(line),
             Ok(got) => Verdict::Mismatch(line, format!("the answer hashes to {got}")),
-            Err(refusal) => Verdict::Mismatch(line, format!("the answer has no commitment: {refusal}")),
+            Err(refusal) => {
+                Verdict::Mismatch(line, format!("the answer has no commitment: {refusal}"))
+            }
         },
     }
 }

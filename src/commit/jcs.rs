@@ -35,9 +35,9 @@ pub enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::LoneSurrogate => f.write_str(
-                "it holds a lone UTF-16 surrogate, which I-JSON and so RFC 8785 refuse",
-            ),
+            Refusal::LoneSurrogate => {
+                f.write_str("it holds a lone UTF-16 surrogate, which I-JSON and so RFC 8785 refuse")
+            }
             Refusal::TooDeep(levels) => write!(
                 f,
                 "it nests {levels} levels deep, more than the {} mcptape reads",

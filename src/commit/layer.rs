@@ -19,12 +19,13 @@ use crate::tape::commit::{ALG, Body, CommitEntry, Digest};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::upstream::Event;
 
-/// A request id's JSON text made comparable (`1` and `1.0` alike), as the `$commit`
-/// entry writes it.
+/// A request id's JSON text made comparable — its canonical form, so `1` and `1.0`,
+/// `"a"` and `"\u0061"` are alike — as the `$commit` entry writes it.
 pub fn id_key(id: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(id)
-        .map(|v| v.to_string())
-        .unwrap_or_else(|_| id.to_owned())
+    jcs::canonical_text(id)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_else(|| id.to_owned())
 }
 
 /// The commit layer of one connection.
@@ -85,8 +86,7 @@ impl Layer for CommitLayer {
             }
             // A cancelled call may never be answered: it is not waited for.
             Kind::Notification if msg.method() == Some("notifications/cancelled") => {
-                if let Some(id) = crate::message::raw_member(msg.text(), &["params", "requestId"])
-                {
+                if let Some(id) = crate::message::raw_member(msg.text(), &["params", "requestId"]) {
                     self.calls.remove(&id_key(id));
                 }
             }

@@ -106,7 +106,10 @@ mod tests {
             redact_results: true,
             ..Default::default()
         };
-        assert_eq!(Commitments::of_env(&redact, &env(&[])).expect("ok"), dropped);
+        assert_eq!(
+            Commitments::of_env(&redact, &env(&[])).expect("ok"),
+            dropped
+        );
         let policy = cli::Guard {
             policy: Some("p.toml".into()),
             ..Default::default()

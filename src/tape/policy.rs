@@ -195,7 +195,9 @@ mod tests {
             assert_eq!(Resolution::parse(r.as_str()), Some(r));
         }
         assert_eq!(
-            PolicyEntry::read(&json!({"method": "x", "decision": "maybe", "rules": [], "resolution": "allowed"})),
+            PolicyEntry::read(
+                &json!({"method": "x", "decision": "maybe", "rules": [], "resolution": "allowed"})
+            ),
             None
         );
     }

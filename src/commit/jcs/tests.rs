@@ -47,7 +47,7 @@ fn names_sort_by_utf16_code_units_not_by_code_points() {
     let text = r#"{"\ufb33":4,"\ud83d\ude00":3,"\u20ac":1,"\r":2,"a":5,"":6,"\u0080":7,"ö":8}"#;
     assert_eq!(
         canon(text),
-        "{\"\":6,\"\\r\":2,\"a\":5,\"\u{80}\":7,\"ö\":8,\"€\":1,\"😀\":3,\"דּ\":4}"
+        "{\"\":6,\"\\r\":2,\"a\":5,\"\u{80}\":7,\"ö\":8,\"€\":1,\"😀\":3,\"\u{fb33}\":4}"
     );
     // Nested objects sort too; arrays keep their order.
     assert_eq!(
@@ -77,8 +77,14 @@ fn whitespace_goes_and_literals_stay() {
 
 #[test]
 fn what_i_json_forbids_has_no_commitment_and_says_why() {
-    assert_eq!(canonical_text(r#"{"a":"\ud800"}"#), Err(Refusal::LoneSurrogate));
-    assert_eq!(canonical_text(r#"["\udc00x"]"#), Err(Refusal::LoneSurrogate));
+    assert_eq!(
+        canonical_text(r#"{"a":"\ud800"}"#),
+        Err(Refusal::LoneSurrogate)
+    );
+    assert_eq!(
+        canonical_text(r#"["\udc00x"]"#),
+        Err(Refusal::LoneSurrogate)
+    );
     // A pair is a character; an escaped backslash before `ud800` is text.
     assert_eq!(canon(r#""\ud83d\ude00""#), "\"😀\"");
     assert_eq!(canon(r#""\\ud800""#), r#""\\ud800""#);
