@@ -6,8 +6,9 @@
 //! server gave it (`body: kept`): the `result` member's text is canonicalized and hashed
 //! again ([`crate::commit::jcs`]). It cannot be checked when the tape's copy was redacted
 //! or dropped, when the answer is missing, when an injected fault replaced it (a
-//! `$fault` with `replaced` for that id between the two), or when the result had no
-//! commitment to begin with (the `$commit` says why).
+//! `$fault` with `replaced` for that id on the connection before the answer: the tap
+//! writes it as the fault happens, and the `$commit` just before the answer), or when the
+//! result had no commitment to begin with (the `$commit` says why).
 
 use crate::commit::jcs;
 use crate::commit::layer::id_key;
@@ -56,6 +57,8 @@ pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
         // Indexes into `found` of this connection's commitments still waiting, with
         // their id and whether a fault replaced their answer.
         let mut waiting: Vec<(usize, String, bool)> = Vec::new();
+        // Ids whose answer a fault replaced, its answer not seen yet.
+        let mut replaced: std::collections::HashSet<String> = Default::default();
         for &i in &conn.entries {
             let e = &tape.entries[i];
             match e.meta.dir {
@@ -72,17 +75,23 @@ pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
                             None,
                         ));
                         match key {
-                            Some(key) => waiting.push((at, key, false)),
+                            Some(key) => {
+                                let faulted = replaced.contains(&key);
+                                waiting.push((at, key, faulted));
+                            }
                             None => {
                                 found[at].1 = Some(unchecked("it names no request id"));
                             }
                         }
                     }
                     Some(Lifecycle::Fault(fault)) if fault.replaced.is_some() => {
-                        let key = fault.id.as_deref().map(id_key);
-                        for w in waiting.iter_mut().filter(|w| Some(&w.1) == key.as_ref()) {
+                        let Some(key) = fault.id.as_deref().map(id_key) else {
+                            continue;
+                        };
+                        for w in waiting.iter_mut().filter(|w| w.1 == key) {
                             w.2 = true;
                         }
+                        replaced.insert(key);
                     }
                     _ => {}
                 },
@@ -91,9 +100,11 @@ pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
                         continue;
                     };
                     let Some(w) = waiting.iter().position(|w| w.1 == key) else {
+                        replaced.remove(&key);
                         continue;
                     };
                     let (at, _, faulted) = waiting.remove(w);
+                    replaced.remove(&key);
                     let verdict = if faulted {
                         unchecked("an injected fault replaced the answer (see its `$fault`)")
                     } else {

@@ -94,8 +94,9 @@ fn what_cannot_be_checked_says_why() {
             ),
             "c-1",
         ),
-        commit(3, R, "kept", "c-1"),
+        // As the tap writes it: the fault as it happens, the $commit before the answer.
         fault,
+        commit(3, R, "kept", "c-1"),
         answer(3, r#"{"content":[],"isError":true}"#, "c-1"),
         commit(4, R, "kept", "c-1"),
         nohash,
