@@ -414,7 +414,7 @@ fn the_http_front_commits_to_each_tools_call_result() {
 }
 
 #[test]
-fn a_bad_commit_variable_is_a_usage_error_naming_it() {
+fn a_bad_variable_or_tape_is_an_error_naming_it_and_record_exports_the_variables() {
     let env = Env::new();
     example_config(&env);
     let out = run(env
@@ -431,4 +431,26 @@ fn a_bad_commit_variable_is_a_usage_error_naming_it() {
         lifecycle(&entries, "$commit")[0]["params"]["body"],
         "dropped"
     );
+
+    // A tape that cannot be read: the file and the line.
+    let bad = env.path("bad.ndjson");
+    let tape = std::fs::read_to_string(env.tape("v")).expect("tape");
+    std::fs::write(&bad, format!("not json\n{tape}")).expect("write");
+    let out = commitments(&env, &["verify", &bad.display().to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(&format!("`{}` line 1: not a JSON object", bad.display())),
+        "{}",
+        text(&out)
+    );
+
+    // `record` without a command prints them for the proxies started by hand.
+    let out = run(env.mcptape(["record", "x", "--commit", "--redact-results"]));
+    assert!(out.status.success(), "{}", text(&out));
+    for line in [
+        "export MCPTAPE_COMMIT='1'",
+        "export MCPTAPE_REDACT_RESULTS='1'",
+    ] {
+        assert!(stdout(&out).contains(line), "{}", stdout(&out));
+    }
 }
