@@ -277,14 +277,21 @@ fn the_canonical_form_matches_python_rfc8785_and_node_byte_for_byte_on_real_answ
     for (i, case) in cases.iter().enumerate() {
         let mine = ours(&case.text);
         let from = &case.from;
-        if let (Some(want), Made::Canonical { bytes, .. }) = (&case.expected, &mine) {
-            if bytes != want {
-                problems.push(format!(
-                    "{from}: mcptape {:?}, the RFC {:?}",
-                    String::from_utf8_lossy(bytes),
-                    String::from_utf8_lossy(want)
-                ));
+        if let Made::Canonical { bytes, .. } = &mine {
+            // A canonical form is its own canonical form, with the same commitment.
+            let again = ours(std::str::from_utf8(bytes).expect("UTF-8"));
+            if again != mine {
+                problems.push(format!("{from}: not a fixed point: {again:?}"));
             }
+        }
+        if let (Some(want), Made::Canonical { bytes, .. }) = (&case.expected, &mine)
+            && bytes != want
+        {
+            problems.push(format!(
+                "{from}: mcptape {:?}, the RFC {:?}",
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(want)
+            ));
         }
         if case.expected.is_some() && matches!(mine, Made::Refused(_)) {
             problems.push(format!("{from}: mcptape refused a vector: {mine:?}"));
@@ -325,7 +332,13 @@ fn the_canonical_form_matches_python_rfc8785_and_node_byte_for_byte_on_real_answ
 
     // The recording's own commitments, hash for hash against Python's.
     let entries = tape_entries(&recorded);
-    let mut commits = 0;
+    let lines: Vec<String> = std::fs::read_to_string(&recorded)
+        .expect("tape")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut committed = Vec::new();
+    let mut answers = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         if e["method"] != "$commit" {
             continue;
@@ -336,16 +349,20 @@ fn the_canonical_form_matches_python_rfc8785_and_node_byte_for_byte_on_real_answ
             "the answer follows its $commit"
         );
         assert_eq!(e["params"]["body"], "kept");
-        let line = std::fs::read_to_string(&recorded).expect("tape");
-        let raw = line.lines().nth(i + 1).expect("the answer's line");
-        let members: BTreeMap<String, Box<RawValue>> = serde_json::from_str(raw).expect("json");
-        let result = members["result"].get().to_owned();
-        let Made::Canonical { sha256, .. } = &peer_made(&python(), "jcs_canon.py", &[result])[0]
-        else {
+        let members: BTreeMap<String, Box<RawValue>> =
+            serde_json::from_str(&lines[i + 1]).expect("json");
+        answers.push(members["result"].get().to_owned());
+        committed.push(e["params"]["sha256"].as_str().expect("a hash").to_owned());
+    }
+    let commits = committed.len();
+    for (made, hash) in peer_made(&python(), "jcs_canon.py", &answers)
+        .into_iter()
+        .zip(&committed)
+    {
+        let Made::Canonical { sha256, .. } = made else {
             panic!("python refused a real answer")
         };
-        assert_eq!(e["params"]["sha256"].as_str(), Some(sha256.as_str()), "{e}");
-        commits += 1;
+        assert_eq!(&sha256, hash);
     }
     assert!(commits >= 10, "a $commit per call: {commits}");
 
@@ -358,7 +375,7 @@ fn the_canonical_form_matches_python_rfc8785_and_node_byte_for_byte_on_real_answ
     );
     println!(
         "jcs cross-check: {by_python} equal to Python rfc8785 0.1.4 byte for byte and hash for \
-         hash (node agrees on all {node_agrees}); {by_node_only} integers beyond ±(2^53−1), \
+         hash (node agrees on all {node_agrees}); {by_node_only} texts holding integers beyond ±(2^53−1), \
          which rfc8785 refuses, equal to node's; {refused_by_all} refused by all three (lone \
          surrogates, 1e400); {commits} recorded $commit hashes equal to Python's; {} problems",
         problems.len()
