@@ -151,3 +151,9 @@ pub mod transcripts {
     pub use crate::import::codex::parse as parse_codex;
     pub use crate::import::{Answer, ImportError, ImportedCall, ImportedSession};
 }
+
+/// RFC 8785 (JCS) canonical JSON and the commitments made of it, for the fuzz targets and
+/// the cross-check against other implementations (tests/it/jcs.rs).
+pub mod jcs {
+    pub use crate::commit::jcs::{Refusal, canonical, canonical_text, commitment, sha256_hex};
+}

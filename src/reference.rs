@@ -17,8 +17,19 @@ const WRAPPERS: &[&str] = &["record", "replay", "proxy"];
 const STARTERS: &[&str] = &["record", "replay", "proxy", "call", "tools"];
 /// Commands that read named tapes (or, `servers`, a config in the mcptape home).
 const HOMES: &[&str] = &[
-    "record", "replay", "verify", "proxy", "call", "tools", "servers", "redact", "show", "list",
-    "import", "scan",
+    "record",
+    "replay",
+    "verify",
+    "proxy",
+    "call",
+    "tools",
+    "servers",
+    "redact",
+    "show",
+    "list",
+    "import",
+    "scan",
+    "commitments",
 ];
 /// Commands that read an MCP config.
 const CONFIGS: &[&str] = &["call", "tools", "servers"];
@@ -98,6 +109,12 @@ pub const EXITS: &[Exit] = &[
         commands: &["install", "uninstall"],
         meaning: "a backup, the install record or the config could not be written (the \
                   config is as it was)",
+    },
+    Exit {
+        code: Code::Is(EXIT_DIFFERENT),
+        commands: &["commitments"],
+        meaning: "a commitment does not match its answer on the tape (verify), or the \
+                  answer matches none of the tape's commitments (check)",
     },
     Exit {
         code: Code::Passed,

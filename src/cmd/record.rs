@@ -31,6 +31,7 @@ impl cli::Record {
         let servers = self.servers.join(",");
         let faults = crate::fault::env_vars(&self.faults)?;
         let guard = crate::policy::gate::env_vars(&self.guard)?;
+        let commit = crate::commit::settings::env_vars(&self.guard);
         if self.command.is_empty() {
             // Only the variables: no tape is touched (proxies create it, or append to it).
             let mut exports = vec![
@@ -41,6 +42,8 @@ impl cli::Record {
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
                 faults[0].clone(),
                 faults[1].clone(),
+                commit[0].clone(),
+                commit[1].clone(),
             ];
             // Only the guard's flags given: one not given unsets nothing.
             exports.extend(guard.iter().filter(|(_, v)| v.is_some()).cloned());
@@ -77,9 +80,11 @@ impl cli::Record {
             };
         }
         // A guard flag not given leaves what CMD inherits: a policy exported around
-        // `record` still gates (never a silent allow).
-        for (name, value) in guard.iter().filter_map(|(n, v)| Some((n, v.as_ref()?))) {
-            cmd.env(name, value);
+        // `record` still gates (never a silent allow), an inherited `1` stays.
+        for (name, value) in guard.iter().chain(&commit) {
+            if let Some(v) = value {
+                cmd.env(name, v);
+            }
         }
         // Say once, here, what the proxies' redaction will be.
         let _ = own.recording(self.no_redact, &tape);

@@ -253,6 +253,7 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
         (Direction::Lifecycle, _) => match crate::tape::lifecycle::Lifecycle::of(e) {
             Some(crate::tape::lifecycle::Lifecycle::Fault(f)) => fault_line(&f),
             Some(crate::tape::lifecycle::Lifecycle::Policy(p)) => policy_line(&p),
+            Some(crate::tape::lifecycle::Lifecycle::Commit(c)) => commit_line(&c),
             _ => {
                 let event = LifecycleKind::parse(method);
                 format!("{} {}", event.label(), compact(&v["params"]))
@@ -368,4 +369,20 @@ fn policy_line(p: &crate::tape::policy::PolicyEntry) -> String {
         p.resolution.as_str(),
         why.join("; ")
     )
+}
+
+/// A `$commit` entry for people: `COMMIT #2 echo jcs-sha256 4413…8a (body kept)`.
+fn commit_line(c: &crate::tape::commit::CommitEntry) -> String {
+    let mut at = String::new();
+    if let Some(id) = &c.id {
+        at.push_str(&format!(" #{id}"));
+    }
+    if let Some(tool) = &c.tool {
+        at.push_str(&format!(" {tool}"));
+    }
+    let digest = match &c.digest {
+        crate::tape::commit::Digest::Sha256(hex) => format!("{} {hex}", c.alg),
+        crate::tape::commit::Digest::None(reason) => format!("no commitment: {reason}"),
+    };
+    format!("COMMIT{at} {digest} (body {})", c.body.as_str())
 }

@@ -4,7 +4,8 @@
 //! a remote, the replay engine). The tap, when recording, is always first (nearest the
 //! client), so that it records what the client sent and what the client was given; the
 //! policy gate comes next (so that the tap records the gate's answers and decisions),
-//! then the faults.
+//! then the faults; the commit layer, when recording with commitments, is last (nearest
+//! the server), so that it hashes what the server answered.
 //!
 //! A replay gets no gate ([`Stack::replay_layers`]): the tape already holds what the gate
 //! decided when it was recorded — a refusal is the recorded answer — and a replayed `ask`
@@ -13,6 +14,7 @@
 use std::sync::Arc;
 
 use crate::cli;
+use crate::commit::{CommitLayer, Commitments};
 use crate::error::Result;
 use crate::fault::{FaultLayer, FaultPlan};
 use crate::layer::Layers;
@@ -24,10 +26,10 @@ use crate::record::layer::TapLayer;
 pub struct Stack {
     /// The faults to inject.
     pub faults: Option<Arc<FaultPlan>>,
-    /// The policy gate and commitments asked for (`--policy`, `--commit`, …), as given.
-    pub guard: cli::Guard,
     /// The policy gate of this server (`--policy`, else `MCPTAPE_POLICY`), loaded.
     pub gate: Option<Arc<Gate>>,
+    /// The commitments the flags and the mode's environment ask for.
+    pub commit: Option<Commitments>,
 }
 
 impl Stack {
@@ -37,7 +39,7 @@ impl Stack {
         Ok(Stack {
             faults: FaultPlan::load(&faults.rules, faults.file.as_deref())?.map(Arc::new),
             gate: Gate::load(guard, server)?,
-            guard: guard.clone(),
+            commit: Commitments::of(guard)?,
         })
     }
 
@@ -60,17 +62,20 @@ impl Stack {
         Ok(Stack {
             faults: plan.map(Arc::new),
             gate: Gate::load(guard, server)?,
-            guard: guard.clone(),
+            commit: Commitments::of(guard)?,
         })
     }
 
     /// A fresh stack of layers for one connection to a live server: `tap` first, when
-    /// recording, then the policy gate, then the faults.
+    /// recording, then the policy gate, then the faults; the commit layer last, when
+    /// recording with commitments.
     pub fn layers(&self, tap: Option<TapLayer>) -> Layers {
+        let commit = self.commit.filter(|_| tap.is_some()).map(CommitLayer::new);
         Layers::new()
             .push_some(tap)
             .push_some(self.gate.as_ref().map(Gate::layer))
             .push_some(self.faults.clone().map(FaultLayer::new))
+            .push_some(commit)
     }
 
     /// A fresh stack of layers in front of the replay engine: the faults, and no gate

@@ -153,7 +153,9 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
     gated(&lines(&run(record)));
     assert_eq!(served(&log), ["echo"]);
 
-    // Each decision stands after its request and before the answer the client was given.
+    // Each decision stands after its request and before the answer the client was given;
+    // only the allowed call reached the server, so only it has a commitment (a policy
+    // turns them on), between its decision and its answer.
     let entries = tape_entries(&env.tape("gated"));
     let decisions = lifecycle(&entries, "$policy/decision");
     assert_eq!(decisions.len(), 4, "{entries:?}");
@@ -165,9 +167,16 @@ fn a_gated_session_is_taped_shown_replayed_with_no_server_and_skipped_by_verify(
         let id = &d["params"]["id"];
         assert_eq!(entries[at - 1]["method"], "tools/call", "{entries:?}");
         assert_eq!(&entries[at - 1]["id"], id);
-        assert_eq!(&entries[at + 1]["id"], id, "{entries:?}");
-        assert_eq!(entries[at + 1]["_meta"]["dir"], "recv");
+        let mut next = at + 1;
+        if d["params"]["resolution"] == "allowed" {
+            assert_eq!(entries[next]["method"], "$commit", "{entries:?}");
+            assert_eq!(&entries[next]["params"]["id"], id);
+            next += 1;
+        }
+        assert_eq!(&entries[next]["id"], id, "{entries:?}");
+        assert_eq!(entries[next]["_meta"]["dir"], "recv");
     }
+    assert_eq!(lifecycle(&entries, "$commit").len(), 1, "{entries:?}");
     let p = |i: usize, k: &str| decisions[i]["params"][k].clone();
     assert_eq!(
         (p(0, "decision"), p(0, "resolution")),
