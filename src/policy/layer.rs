@@ -298,13 +298,13 @@ impl PolicyLayer {
             let mut entry = facts.entry(&ruling, decided.resolution);
             entry.approval = Some(approval);
             entry.by = decided.by;
-            entry.reason = decided.reason.clone();
+            entry.reason = decided.reason;
             entry.waited_ms = Some(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
             push(&told, &entry);
             match decided.resolution {
                 Resolution::Allowed => Step::Pass(msg),
                 Resolution::Withdrawn => Step::Drop,
-                _ => Step::Answer(vec![facts.refusal(&id, &ruling, decided.reason.as_deref())]),
+                _ => Step::Answer(vec![facts.refusal(&id, &ruling, decided.why.as_deref())]),
             }
         }))
     }
@@ -314,7 +314,10 @@ impl PolicyLayer {
 struct Decided {
     resolution: Resolution,
     by: Option<String>,
+    /// The reason the entry records (a person's `--reason`, the clock's).
     reason: Option<String>,
+    /// What a refusal's text says of it.
+    why: Option<String>,
 }
 
 /// What the desk's `answer` (`None`: the client cancelled) makes of a held call.
@@ -324,25 +327,32 @@ fn decided(answer: Option<Answer>, timeout: Duration) -> Decided {
             resolution: Resolution::Withdrawn,
             by: Some("client".into()),
             reason: Some("the client cancelled it".into()),
+            why: None,
         },
         Some(Answer::Approved { by }) => Decided {
             resolution: Resolution::Allowed,
             by: Some(by),
             reason: None,
+            why: None,
         },
         Some(Answer::Denied { by, reason }) => Decided {
-            reason: Some(match reason {
+            why: Some(match &reason {
                 Some(r) => format!("denied by {by}: {r}"),
                 None => format!("denied by {by}"),
             }),
+            reason,
             resolution: Resolution::Refused,
             by: Some(by),
         },
-        Some(Answer::TimedOut) => Decided {
-            resolution: Resolution::Refused,
-            by: Some("timeout".into()),
-            reason: Some(format!("no decision within {} s", secs(timeout))),
-        },
+        Some(Answer::TimedOut) => {
+            let why = format!("no decision within {} s", secs(timeout));
+            Decided {
+                resolution: Resolution::Refused,
+                by: Some("timeout".into()),
+                reason: Some(why.clone()),
+                why: Some(why),
+            }
+        }
     }
 }
 
