@@ -11,7 +11,6 @@ mod replay;
 #[allow(unused_imports)] // until import uses TranscriptAgent (issue 15)
 pub use agents::{AgentName, Scope, Targets, TranscriptAgent};
 pub use agents::{Import, Install, Scan, Uninstall};
-#[allow(unused_imports)] // CommitmentsAction until `commitments` is built (issue 17)
 pub use guard::{Approvals, Approve, Commitments, CommitmentsAction, Deny, Guard};
 pub use replay::{Faults, MatchMode, Matching, RecordMode};
 

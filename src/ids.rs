@@ -52,8 +52,6 @@ pub fn conn_id() -> Result<String, IdError> {
 /// A fresh id for a call held for approval (`mcptape approve ID`): [`APPROVAL_ID_LEN`]
 /// lowercase base32 characters. A person types it, so it is short; the desk makes sure
 /// no two pending calls share one.
-// Called by the desk's holder side, which the policy layer uses (issue 17).
-#[allow(dead_code)]
 pub fn approval_id() -> Result<String, IdError> {
     let mut bytes = [0u8; APPROVAL_ID_LEN];
     getrandom::fill(&mut bytes).map_err(|source| IdError {

@@ -128,6 +128,13 @@ pub mod fault_rules {
     pub use crate::fault::file::parse as parse_file;
 }
 
+/// The policy file's language (`--policy`), for the fuzz targets: any text parses or
+/// fails with an error naming its line.
+pub mod policy_toml {
+    pub use crate::policy::Policy;
+    pub use crate::policy::file::parse;
+}
+
 /// The config formats' documents (`install`'s JSON/JSONC, TOML and YAML), for the fuzz
 /// targets: parse any text, list entries, edit a member, apply the edits.
 pub mod config_documents {
@@ -143,4 +150,10 @@ pub mod transcripts {
     pub use crate::import::codex::Rollout;
     pub use crate::import::codex::parse as parse_codex;
     pub use crate::import::{Answer, ImportError, ImportedCall, ImportedSession};
+}
+
+/// RFC 8785 (JCS) canonical JSON and the commitments made of it, for the fuzz targets and
+/// the cross-check against other implementations (tests/it/jcs.rs).
+pub mod jcs {
+    pub use crate::commit::jcs::{Refusal, canonical, canonical_text, commitment, sha256_hex};
 }

@@ -29,6 +29,7 @@ const HOMES: &[&str] = &[
     "list",
     "import",
     "scan",
+    "commitments",
     "approvals",
     "approve",
     "deny",
@@ -111,6 +112,12 @@ pub const EXITS: &[Exit] = &[
         commands: &["install", "uninstall"],
         meaning: "a backup, the install record or the config could not be written (the \
                   config is as it was)",
+    },
+    Exit {
+        code: Code::Is(EXIT_DIFFERENT),
+        commands: &["commitments"],
+        meaning: "a commitment does not match its answer on the tape (verify), or the \
+                  answer matches none of the tape's commitments (check)",
     },
     Exit {
         code: Code::Passed,

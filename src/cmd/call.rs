@@ -250,7 +250,7 @@ impl Conversation<'_> {
     /// The session the endpoint talks through (the tap as its link's first layer when
     /// recording), or the problem that leaves it unservable, said now.
     fn open(&self, endpoint: Endpoint) -> Result<Opened> {
-        let stack = Stack::from_flags(self.faults, &self.guard)?;
+        let stack = Stack::from_flags(self.faults, &self.guard, self.server)?;
         Ok(match endpoint {
             Endpoint::Unservable { problem, report } => {
                 outcome::problem(&problem);
@@ -278,7 +278,10 @@ impl Conversation<'_> {
                 report,
                 running,
             } => Opened::Talking(
-                Session::replay(self.server, *picker, stack.layers(None)),
+                Session::replay(self.server, *picker, {
+                    stack.say_replay_ungated();
+                    stack.replay_layers()
+                }),
                 Filing::Replay {
                     report,
                     _running: running,

@@ -59,7 +59,7 @@ impl cli::Proxy {
         let from_env = header_values(&self.header_envs, |var| std::env::var(var).ok())?;
         self.headers.extend(from_env);
         let server = self.server_name()?;
-        let stack = Stack::from_flags_and_env(&self.faults, &self.guard)?;
+        let stack = Stack::from_flags_and_env(&self.faults, &self.guard, &server)?;
         let mode = mode::decide(
             self.record.as_deref(),
             self.replay.as_deref(),
@@ -313,6 +313,7 @@ impl cli::Proxy {
                     );
                 }
                 let options = settings.options()?;
+                stack.say_replay_ungated();
                 let source = front::Source::Replay {
                     tape: loaded,
                     options,

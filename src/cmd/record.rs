@@ -30,9 +30,11 @@ impl cli::Record {
         let tape = mode::session_path(&self.session)?;
         let servers = self.servers.join(",");
         let faults = crate::fault::env_vars(&self.faults)?;
+        let guard = crate::policy::gate::env_vars(&self.guard)?;
+        let commit = crate::commit::settings::env_vars(&self.guard);
         if self.command.is_empty() {
             // Only the variables: no tape is touched (proxies create it, or append to it).
-            super::print_exports(&[
+            let mut exports = vec![
                 (ENV_RECORD, Some(tape.to_string_lossy().into_owned())),
                 (ENV_REPLAY, None),
                 (ENV_SERVERS, (!servers.is_empty()).then(|| servers.clone())),
@@ -40,7 +42,12 @@ impl cli::Record {
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
                 faults[0].clone(),
                 faults[1].clone(),
-            ]);
+                commit[0].clone(),
+                commit[1].clone(),
+            ];
+            // Only the guard's flags given: one not given unsets nothing.
+            exports.extend(guard.iter().filter(|(_, v)| v.is_some()).cloned());
+            super::print_exports(&exports);
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);
         }
@@ -71,6 +78,13 @@ impl cli::Record {
                 Some(v) => cmd.env(name, v),
                 None => cmd.env_remove(name),
             };
+        }
+        // A guard flag not given leaves what CMD inherits: a policy exported around
+        // `record` still gates (never a silent allow), an inherited `1` stays.
+        for (name, value) in guard.iter().chain(&commit) {
+            if let Some(v) = value {
+                cmd.env(name, v);
+            }
         }
         // Say once, here, what the proxies' redaction will be.
         let _ = own.recording(self.no_redact, &tape);

@@ -252,6 +252,8 @@ fn describe(e: &Entry, asked: &mut HashMap<(Direction, String), SystemTime>) -> 
     let body = match (e.meta.dir, e.message.kind()) {
         (Direction::Lifecycle, _) => match crate::tape::lifecycle::Lifecycle::of(e) {
             Some(crate::tape::lifecycle::Lifecycle::Fault(f)) => fault_line(&f),
+            Some(crate::tape::lifecycle::Lifecycle::Policy(p)) => policy_line(&p),
+            Some(crate::tape::lifecycle::Lifecycle::Commit(c)) => commit_line(&c),
             _ => {
                 let event = LifecycleKind::parse(method);
                 format!("{} {}", event.label(), compact(&v["params"]))
@@ -328,4 +330,59 @@ fn fault_line(f: &crate::tape::fault::FaultEntry) -> String {
         f.index,
         f.rule
     )
+}
+
+/// A `$policy/decision` entry for people: `POLICY deny → refused #7 tools/call
+/// delete_file (rule no-delete)`, with who decided, how long it waited and why.
+fn policy_line(p: &crate::tape::policy::PolicyEntry) -> String {
+    let mut at = String::new();
+    if let Some(id) = &p.id {
+        at.push_str(&format!(" #{id}"));
+    }
+    at.push(' ');
+    at.push_str(&p.method);
+    if let Some(tool) = &p.tool {
+        at.push(' ');
+        at.push_str(tool);
+    }
+    let rules = match p.rules.as_slice() {
+        [] => "default".to_owned(),
+        [one] => format!("rule {one}"),
+        many => format!("rules {}", many.join(", ")),
+    };
+    let mut why = vec![rules];
+    if let Some(by) = &p.by {
+        why.push(format!("by {by}"));
+    }
+    if let Some(ms) = p.waited_ms {
+        why.push(format!("waited {:.1} s", ms as f64 / 1000.0));
+    }
+    if let Some(approval) = &p.approval {
+        why.push(format!("approval {approval}"));
+    }
+    if let Some(reason) = &p.reason {
+        why.push(reason.clone());
+    }
+    format!(
+        "POLICY {} → {}{at} ({})",
+        p.decision.as_str(),
+        p.resolution.as_str(),
+        why.join("; ")
+    )
+}
+
+/// A `$commit` entry for people: `COMMIT #2 echo jcs-sha256 4413…8a (body kept)`.
+fn commit_line(c: &crate::tape::commit::CommitEntry) -> String {
+    let mut at = String::new();
+    if let Some(id) = &c.id {
+        at.push_str(&format!(" #{id}"));
+    }
+    if let Some(tool) = &c.tool {
+        at.push_str(&format!(" {tool}"));
+    }
+    let digest = match &c.digest {
+        crate::tape::commit::Digest::Sha256(hex) => format!("{} {hex}", c.alg),
+        crate::tape::commit::Digest::None(reason) => format!("no commitment: {reason}"),
+    };
+    format!("COMMIT{at} {digest} (body {})", c.body.as_str())
 }

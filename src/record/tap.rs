@@ -30,9 +30,11 @@ use serde_json::value::RawValue;
 use crate::error::TapeError;
 use crate::framing;
 use crate::message::{Shape, shape};
+use crate::record::commits::{self, Held};
 use crate::redact::Redactor;
 use crate::tape::TapeWriter;
 use crate::tape::close::Close;
+use crate::tape::commit::CommitEntry;
 use crate::tape::format::{self, Direction, Meta};
 use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
 use crate::tape::stream::Stream;
@@ -253,20 +255,22 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
         error: None,
     };
     let mut batches = 0u64;
+    let mut held = Held::default();
     for event in rx {
-        if matches!(event, Event::Finish) {
-            break;
-        }
-        let held = match &event {
+        let finish = matches!(event, Event::Finish);
+        let reserved = match &event {
             Event::Line { budget, .. } => *budget,
             _ => 0,
         };
         if outcome.error.is_some() {
-            entries.budget.add_permits(held);
+            entries.budget.add_permits(reserved);
+            if finish {
+                break;
+            }
             continue;
         }
-        let lines = render(event, &entries, &mut batches);
-        entries.budget.add_permits(held);
+        let lines = render(event, &entries, &mut batches, &mut held);
+        entries.budget.add_permits(reserved);
         for line in lines {
             if let Err(e) = writer.append(&line) {
                 if let TapeError::Full { max, .. } = &e {
@@ -288,6 +292,9 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
                 break;
             }
             outcome.entries += 1;
+        }
+        if finish {
+            break;
         }
     }
     if outcome.error.is_none()
@@ -319,6 +326,34 @@ impl Entries {
         }
     }
 
+    /// The tape lines of a server message, and of the `$commit` before it when one waits
+    /// for it ([`crate::record::commits`]).
+    fn answer(&self, message: &[u8], meta: &Meta, held: &mut Held) -> Vec<Vec<u8>> {
+        let (Some(waiting), Ok(text)) = (held.answered_by(message), std::str::from_utf8(message))
+        else {
+            return vec![self.line(message, meta)];
+        };
+        let sent = text.trim_ascii();
+        let kept = commits::answer_text(&waiting, sent);
+        let written = self.redactor.message(&kept);
+        let entry = CommitEntry {
+            body: commits::body(&waiting, sent, &written),
+            ..waiting.entry
+        };
+        vec![
+            self.lifecycle(&LifecycleKind::Commit, &entry.params(), waiting.ts),
+            format::encode(written.as_bytes(), meta),
+        ]
+    }
+
+    /// The `$commit` entries whose answers never came, as they were told.
+    fn unanswered(&self, held: &mut Held) -> Vec<Vec<u8>> {
+        held.drain()
+            .into_iter()
+            .map(|w| self.lifecycle(&LifecycleKind::Commit, &w.entry.params(), w.ts))
+            .collect()
+    }
+
     fn lifecycle(
         &self,
         kind: &LifecycleKind,
@@ -345,7 +380,7 @@ impl Entries {
     }
 }
 
-fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
+fn render(event: Event, entries: &Entries, batches: &mut u64, held: &mut Held) -> Vec<Vec<u8>> {
     let invalid = |dir: Direction, ts, text: &[u8]| {
         let (kind, params) = Lifecycle::Invalid(Invalid {
             dir: Some(dir),
@@ -355,8 +390,23 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
         entries.lifecycle(&kind, &params, ts)
     };
     match event {
-        Event::Finish => Vec::new(),
-        Event::Lifecycle { ts, kind, params } => vec![entries.lifecycle(&kind, &params, ts)],
+        Event::Finish => entries.unanswered(held),
+        Event::Lifecycle { ts, kind, params } => match kind {
+            LifecycleKind::Commit => match held.hold(ts, params) {
+                Ok(()) => Vec::new(),
+                Err(params) => vec![entries.lifecycle(&kind, &params, ts)],
+            },
+            LifecycleKind::Close => {
+                let mut lines = entries.unanswered(held);
+                lines.push(entries.lifecycle(&kind, &params, ts));
+                lines
+            }
+            LifecycleKind::Fault if !held.is_empty() => {
+                let params = held.fault(&params).unwrap_or(params);
+                vec![entries.lifecycle(&kind, &params, ts)]
+            }
+            _ => vec![entries.lifecycle(&kind, &params, ts)],
+        },
         Event::Line {
             dir,
             ts,
@@ -373,6 +423,7 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
                 return Vec::new();
             }
             match shape(text) {
+                Shape::Object if dir == Direction::Recv => entries.answer(text, &meta(None), held),
                 Shape::Object => vec![entries.line(text, &meta(None))],
                 Shape::Array => {
                     let elements: Vec<&RawValue> = std::str::from_utf8(text)
@@ -385,11 +436,14 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
                     *batches += 1;
                     elements
                         .into_iter()
-                        .map(|el| match shape(el.get().as_bytes()) {
-                            Shape::Object => {
-                                entries.line(el.get().as_bytes(), &meta(Some(*batches)))
+                        .flat_map(|el| match shape(el.get().as_bytes()) {
+                            Shape::Object if dir == Direction::Recv => {
+                                entries.answer(el.get().as_bytes(), &meta(Some(*batches)), held)
                             }
-                            _ => invalid(dir, ts, el.get().as_bytes()),
+                            Shape::Object => {
+                                vec![entries.line(el.get().as_bytes(), &meta(Some(*batches)))]
+                            }
+                            _ => vec![invalid(dir, ts, el.get().as_bytes())],
                         })
                         .collect()
                 }
@@ -400,133 +454,4 @@ fn render(event: Event, entries: &Entries, batches: &mut u64) -> Vec<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lines(bytes: &'static [u8]) -> Vec<String> {
-        let ev = Event::Line {
-            dir: Direction::Recv,
-            ts: SystemTime::UNIX_EPOCH,
-            bytes: Bytes::from_static(bytes),
-            budget: 0,
-            stream: None,
-        };
-        let entries = Entries {
-            server: "s".into(),
-            conn: "c-1".into(),
-            redactor: Redactor::default(),
-            budget: Arc::new(Semaphore::new(0)),
-        };
-        render(ev, &entries, &mut 0)
-            .into_iter()
-            .map(|l| String::from_utf8(l).expect("utf8"))
-            .collect()
-    }
-
-    #[test]
-    fn a_panicking_writer_thread_is_an_error_not_a_clean_recording() {
-        let (tx, _rx) = mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("mcptape-tap-test".into())
-            .spawn(|| -> TapOutcome { panic!("redactor blew up") })
-            .expect("thread");
-        let tap = Tap {
-            handle: TapHandle {
-                tx,
-                budget: Arc::new(Semaphore::new(0)),
-            },
-            thread,
-            path: "/t/x.ndjson".into(),
-        };
-        let outcome = tap.finish();
-        let err = outcome.error.expect("the panic is an error");
-        assert!(matches!(err, TapeError::WriterPanicked { .. }), "{err:?}");
-        let text = err.to_string();
-        assert!(
-            text.contains("/t/x.ndjson") && text.contains("redactor blew up"),
-            "{text}"
-        );
-        assert_eq!(
-            crate::error::Error::from(err).exit_code(),
-            crate::error::EXIT_TAPE
-        );
-    }
-
-    #[test]
-    fn object_line_keeps_bytes() {
-        let out = lines(b"{\"id\":1,\"result\":{\"x\":1.0}}\r\n");
-        assert_eq!(
-            out,
-            vec![concat!(
-                r#"{"id":1,"result":{"x":1.0},"_meta":{"dir":"recv","server":"s","#,
-                r#""ts":"1970-01-01T00:00:00.000Z","conn":"c-1"}}"#,
-                "\n"
-            )]
-        );
-    }
-
-    #[test]
-    fn a_million_levels_become_one_entry_with_their_bytes() {
-        let levels = 1_000_000;
-        let line = format!(
-            "{{\"id\":1,\"result\":{{\"x\":{}{}}}}}\n",
-            "[".repeat(levels),
-            "]".repeat(levels)
-        );
-        let ev = Event::Line {
-            dir: Direction::Recv,
-            ts: SystemTime::UNIX_EPOCH,
-            bytes: Bytes::from(line.clone()),
-            budget: 0,
-            stream: None,
-        };
-        let entries = Entries {
-            server: "s".into(),
-            conn: "c-1".into(),
-            redactor: Redactor::default(),
-            budget: Arc::new(Semaphore::new(0)),
-        };
-        let out = render(ev, &entries, &mut 0);
-        assert_eq!(out.len(), 1);
-        let body = line.trim_end().strip_suffix('}').expect("an object");
-        assert!(
-            out[0].starts_with(body.as_bytes()),
-            "the message's bytes, whole"
-        );
-    }
-
-    #[test]
-    fn batch_elements_share_a_batch_number() {
-        let out = lines(b"[{\"id\":1,\"result\":{}}, {\"id\":2,\"result\":{}}]\n");
-        assert_eq!(out.len(), 2);
-        assert!(out.iter().all(|l| l.contains("\"batch\":1")));
-        assert!(out[1].starts_with("{\"id\":2,\"result\":{}"));
-    }
-
-    #[test]
-    fn garbage_becomes_an_invalid_entry_with_its_text() {
-        let out = lines(b"this is not json\n");
-        assert!(
-            out[0].contains(r#""method":"$transport/invalid""#),
-            "{}",
-            out[0]
-        );
-        assert!(
-            out[0].contains(r#""text":"this is not json""#),
-            "{}",
-            out[0]
-        );
-        assert!(lines(b"\n").is_empty());
-    }
-
-    #[test]
-    fn long_line_keeps_length_and_prefix() {
-        use crate::framing::{LongLine, OVERSIZE_PREFIX_BYTES};
-        let mut long = LongLine::default();
-        let big = vec![b'x'; OVERSIZE_PREFIX_BYTES + 10];
-        assert!(long.push(&big, false).is_none());
-        let (len, prefix) = long.push(b"yy\n", true).expect("last");
-        assert_eq!(len, OVERSIZE_PREFIX_BYTES + 12);
-        assert_eq!(prefix.len(), OVERSIZE_PREFIX_BYTES);
-    }
-}
+mod tests;

@@ -44,10 +44,30 @@ pub struct CommitEntry {
     pub tool: Option<String>,
     /// The canonicalization and hash: `jcs-sha256`.
     pub alg: String,
-    /// The hash, lowercase hex.
-    pub sha256: String,
+    /// The hash, or why the result has none.
+    pub digest: Digest,
     /// What the tape kept of the answer.
     pub body: Body,
+}
+
+/// A commitment's hash, or why a result has none (`sha256` or `reason` in the entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Digest {
+    /// `sha256`: the SHA-256 of the result's canonical form, lowercase hex.
+    Sha256(String),
+    /// `reason`: the result has no canonical form (a lone surrogate, a number beyond a
+    /// double, nested too deep: [`crate::commit::jcs::Refusal`]), in words.
+    None(String),
+}
+
+impl Digest {
+    /// The hash, when there is one.
+    pub fn sha256(&self) -> Option<&str> {
+        match self {
+            Digest::Sha256(hex) => Some(hex),
+            Digest::None(_) => None,
+        }
+    }
 }
 
 /// The one algorithm written today.
@@ -56,20 +76,21 @@ pub const ALG: &str = "jcs-sha256";
 impl CommitEntry {
     /// The entry's `params`.
     pub fn params(&self) -> Value {
-        let mut p = json!({
-            "alg": self.alg,
-            "sha256": self.sha256,
-            "body": self.body.as_str(),
-        });
-        let obj = p.as_object_mut().expect("a JSON object literal");
+        let mut p = serde_json::Map::new();
         if let Some(id) = &self.id {
             let id = serde_json::from_str::<Value>(id).unwrap_or_else(|_| json!(id));
-            obj.insert("id".into(), id);
+            p.insert("id".into(), id);
         }
         if let Some(tool) = &self.tool {
-            obj.insert("tool".into(), json!(tool));
+            p.insert("tool".into(), json!(tool));
         }
-        p
+        p.insert("alg".into(), json!(self.alg));
+        match &self.digest {
+            Digest::Sha256(hex) => p.insert("sha256".into(), json!(hex)),
+            Digest::None(reason) => p.insert("reason".into(), json!(reason)),
+        };
+        p.insert("body".into(), json!(self.body.as_str()));
+        Value::Object(p)
     }
 
     /// Reads an entry's `params`; `None` when they do not have its shape.
@@ -81,7 +102,11 @@ impl CommitEntry {
                 .map(Value::to_string),
             tool: params["tool"].as_str().map(str::to_owned),
             alg: params["alg"].as_str()?.to_owned(),
-            sha256: params["sha256"].as_str()?.to_owned(),
+            digest: match (params["sha256"].as_str(), params["reason"].as_str()) {
+                (Some(hex), _) => Digest::Sha256(hex.to_owned()),
+                (None, Some(reason)) => Digest::None(reason.to_owned()),
+                (None, None) => return None,
+            },
             body: Body::parse(params["body"].as_str()?)?,
         })
     }
@@ -97,10 +122,23 @@ mod tests {
             id: Some("\"a\"".into()),
             tool: Some("echo".into()),
             alg: ALG.into(),
-            sha256: "00".repeat(32),
+            digest: Digest::Sha256("00".repeat(32)),
             body: Body::Dropped,
         };
         assert_eq!(CommitEntry::read(&entry.params()), Some(entry));
+        let none = CommitEntry {
+            id: Some("7".into()),
+            tool: None,
+            alg: ALG.into(),
+            digest: Digest::None("it holds a lone UTF-16 surrogate".into()),
+            body: Body::Kept,
+        };
+        assert_eq!(CommitEntry::read(&none.params()), Some(none));
         assert_eq!(CommitEntry::read(&json!({"alg": ALG, "sha256": "x"})), None);
+        assert_eq!(
+            CommitEntry::read(&json!({"alg": ALG, "body": "kept"})),
+            None,
+            "neither a hash nor a reason"
+        );
     }
 }

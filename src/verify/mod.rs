@@ -32,6 +32,7 @@ use crate::tape::{Direction, Tape};
 mod answers;
 mod compare;
 mod faulted;
+mod gated;
 mod player;
 
 pub use compare::{Class, Played};

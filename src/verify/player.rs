@@ -112,11 +112,13 @@ pub(super) async fn play<L: Link>(
         .iter()
         .map(|&i| &tape.entries[i])
         // Of the lifecycle, only a closed stream's cancel (`$http/cancelled`) is played,
-        // and an injected fault (`$fault`) read ([`super::faulted`]).
+        // and an injected fault (`$fault`) and a policy decision (`$policy/decision`)
+        // read ([`super::faulted`], [`super::gated`]).
         .filter(|e| {
             e.meta.dir != Direction::Lifecycle
                 || cancel::by_stream(e).is_some()
                 || super::faulted::is_fault(e)
+                || super::gated::is_decision(e)
         })
         .collect();
     let mut player = Player {
@@ -198,6 +200,12 @@ impl<L: Link> Player<'_, L> {
         if let Some(why) = &self.gone {
             played.class = Class::NotPlayed;
             played.reason = Some(why.clone());
+            self.done(played, msg, recorded_msg, None);
+            return;
+        }
+        if let Some(why) = super::gated::not_played(entry, rest) {
+            played.class = Class::Skipped;
+            played.reason = Some(why);
             self.done(played, msg, recorded_msg, None);
             return;
         }

@@ -60,7 +60,7 @@ impl MessagesApi {
     }
 
     /// The bodies of the agent loop's `POST /v1/messages` requests, in order.
-    fn messages_requests(&self) -> Vec<Value> {
+    pub(crate) fn messages_requests(&self) -> Vec<Value> {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         text.lines()
             .map(|l| serde_json::from_str::<Value>(l).expect("log line is JSON"))
@@ -97,7 +97,13 @@ fn write_config(env: &Env, live: bool) {
 }
 
 /// `mcptape MODE SESSION -- claude ARGS...`, offline against the stand-in.
-fn under(env: &Env, mode: &str, session: &str, api: Option<&MessagesApi>, args: &[&str]) -> Output {
+pub(crate) fn under(
+    env: &Env,
+    mode: &str,
+    session: &str,
+    api: Option<&MessagesApi>,
+    args: &[&str],
+) -> Output {
     let mut cmd = env.mcptape([mode, session, "--"]);
     cmd.arg(claude()).args(args);
     // Nothing of a Claude Code the tests may run under leaks in.
@@ -154,7 +160,7 @@ fn assert_all_ok(out: &Output, servers: &[&str]) {
 }
 
 /// The tool results in a Messages API request's conversation, as text.
-fn tool_results(body: &Value) -> Vec<(String, String)> {
+pub(crate) fn tool_results(body: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for m in body["messages"].as_array().into_iter().flatten() {
         for block in m["content"].as_array().into_iter().flatten() {

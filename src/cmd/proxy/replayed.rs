@@ -36,6 +36,13 @@ pub(super) async fn serve_replay(
     }
     let link = replay::ReplayLink::new(picker, settings.pace);
     let pumped = if settings.record_new {
+        if let Some(gate) = &stack.gate {
+            // The calls the tape lacks would reach the live server past no gate.
+            return Err(crate::error::Error::Usage(crate::term::line(&format!(
+                "a policy ({}) and --record-mode new do not go together yet: the calls the tape lacks would reach server `{server}` ungated; record them with `mcptape record --policy` instead",
+                gate.policy.source
+            )).into_owned()));
+        }
         let live = match &proxy.url {
             Some(url) => LiveServer::Url {
                 url: url.clone(),
@@ -51,9 +58,10 @@ pub(super) async fn serve_replay(
             max_line,
         };
         let link = FallbackLink::new(link, fallback);
-        pump::stdio(Layered::new(link, stack.layers(None)), max_line).await?
+        pump::stdio(Layered::new(link, stack.replay_layers()), max_line).await?
     } else {
-        pump::stdio(Layered::new(link, stack.layers(None)), max_line).await?
+        stack.say_replay_ungated();
+        pump::stdio(Layered::new(link, stack.replay_layers()), max_line).await?
     };
     let disconnect = pumped.disconnect_exit();
     match pumped.closed {

@@ -199,7 +199,7 @@ impl Front {
                     ..options.clone()
                 };
                 let picker = Picker::new(Arc::clone(tape), &self.server, dir, &options);
-                let link = Layered::new(ReplayLink::new(picker, *pace), stack.layers(None));
+                let link = Layered::new(ReplayLink::new(picker, *pace), stack.replay_layers());
                 Ok(session::spawn(link, None, self.give_up.subscribe()))
             }
         }

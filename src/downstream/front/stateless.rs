@@ -107,7 +107,10 @@ impl Front {
                     .stateless
                     .exchanges
                     .get_or_init(|| Arc::new(Mutex::new(Exchanges::of(tape, options))));
-                let link = Layered::new(StatelessLink::new(Arc::clone(shared)), stack.layers(None));
+                let link = Layered::new(
+                    StatelessLink::new(Arc::clone(shared)),
+                    stack.replay_layers(),
+                );
                 session::spawn(link, None, give_up)
             }
         };

@@ -22,9 +22,6 @@
 //! - A call whose holder process is gone (or that is long past its deadline) is stale:
 //!   listings skip it and sweep it, and deciding it says so.
 
-// The holder's side is the policy layer's, on its branch (issue 17): until the two meet.
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -151,6 +148,7 @@ impl Desk {
     }
 
     /// The desk's directory.
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }

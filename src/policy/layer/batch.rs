@@ -1,0 +1,97 @@
+//! A JSON-RPC batch (an array: MCP 2025-03-26 allowed them, later revisions removed
+//! them) through the gate: sent whole when every gated member in it is allowed; else
+//! none of it is sent, each request in it is answered here (the gate's answer for the
+//! gated ones, a [`REFUSED_CODE`] error for the others), and no member is held for a
+//! person (an `ask` in a batch is refused: there is no way to send the rest meanwhile).
+
+use serde_json::{Value, json};
+
+use super::{Facts, PolicyLayer, id_key};
+use crate::layer::Step;
+use crate::message::Message;
+use crate::policy::answer::REFUSED_CODE;
+use crate::tape::policy::{Decision, Resolution};
+
+impl PolicyLayer {
+    /// A JSON-RPC batch: whole when every gated member is allowed, else answered here.
+    pub(super) fn batch(&mut self, msg: Message) -> Step {
+        let Value::Array(items) = msg.value() else {
+            return Step::Pass(msg);
+        };
+        let mut members = Vec::new();
+        for item in &items {
+            let id = item.get("id").filter(|_| item.get("method").is_some());
+            let id_text = id.map(Value::to_string);
+            let Some(facts) = Facts::of(item, id_text.as_deref()) else {
+                members.push(None);
+                continue;
+            };
+            let ruling = self.decide(&facts);
+            members.push(Some((facts, ruling)));
+        }
+        let whole = members.iter().flatten().all(|(_, ruling)| {
+            ruling
+                .as_ref()
+                .is_none_or(|r| r.decision == Decision::Allow)
+        });
+        if whole {
+            for (facts, ruling) in members.iter().flatten() {
+                if let Some(ruling) = ruling {
+                    self.tell(&facts.entry(ruling, Resolution::Allowed));
+                }
+                if facts.method == "tools/list"
+                    && let Some(id) = &facts.id
+                {
+                    let paged = facts.arguments.get("cursor").is_some_and(|c| !c.is_null());
+                    self.lists.insert(id_key(id), paged);
+                }
+            }
+            return Step::Pass(msg);
+        }
+        let mut answers = Vec::new();
+        for (facts, ruling) in members.iter().flatten() {
+            let Some(ruling) = ruling else {
+                if let Some(id) = &facts.id {
+                    answers.push(not_sent(id));
+                }
+                continue;
+            };
+            let (resolution, reason) = match ruling.decision {
+                Decision::Allow => (
+                    Resolution::Refused,
+                    Some("not sent: its batch held a call the policy did not allow".to_owned()),
+                ),
+                Decision::Deny => (Resolution::Refused, None),
+                Decision::DryRun => (Resolution::DryRun, None),
+                Decision::Ask => (
+                    Resolution::Refused,
+                    Some("no call in a batch is held for approval: send it alone".to_owned()),
+                ),
+            };
+            let mut entry = facts.entry(ruling, resolution);
+            entry.reason = reason.clone();
+            self.tell(&entry);
+            let Some(id) = &facts.id else { continue };
+            let answer = match (ruling.decision, resolution) {
+                (Decision::Allow, _) => not_sent(id),
+                (_, Resolution::DryRun) => facts.dry_run(id, ruling, self.has_output_schema(facts)),
+                _ => facts.refusal(id, ruling, reason.as_deref()),
+            };
+            answers.push(answer);
+        }
+        if answers.is_empty() {
+            return Step::Drop;
+        }
+        let values: Vec<Value> = answers.iter().map(Message::value).collect();
+        Step::Answer(vec![Message::new(Value::Array(values).to_string())])
+    }
+}
+
+/// The error answer of a batch member that was not sent.
+fn not_sent(id: &str) -> Message {
+    let error = json!({
+        "code": REFUSED_CODE,
+        "message": "not sent: its batch held a call the policy did not allow; send calls one by one",
+    });
+    Message::new(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#))
+}

@@ -1,0 +1,253 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::policy::answer::REFUSED_CODE;
+use crate::policy::file::parse;
+use crate::policy::index::ToolIndex;
+
+const POLICY: &str = r#"
+default = "allow"
+
+[[rule]]
+id = "no-delete"
+decision = "deny"
+tool = "delete_*"
+
+[[rule]]
+id = "rehearse"
+decision = "dry-run"
+tool = ["write_file", "report"]
+
+[[rule]]
+id = "destructive"
+decision = "deny"
+annotations = { destructiveHint = true }
+server = "fs"
+tool = "move_*"
+
+[[rule]]
+id = "needs-ok"
+decision = "ask"
+tool = "publish"
+
+[[rule]]
+id = "quiet"
+decision = "deny"
+method = ["notifications/roots/list_changed", "resources/read"]
+"#;
+
+fn layer(timeout: Duration) -> PolicyLayer {
+    let gate = Gate {
+        policy: parse(POLICY, "--policy `p.toml`").expect("policy"),
+        server: "fs".into(),
+        index: ToolIndex::new(),
+        timeout,
+        desk: None,
+    };
+    PolicyLayer::new(Arc::new(gate))
+}
+
+fn call(id: u64, tool: &str, args: Value) -> Message {
+    let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                     "params": {"name": tool, "arguments": args}});
+    Message::new(msg.to_string())
+}
+
+fn answered(step: Step) -> Value {
+    match step {
+        Step::Answer(mut msgs) => {
+            assert_eq!(msgs.len(), 1);
+            msgs.remove(0).value()
+        }
+        _ => panic!("not answered here"),
+    }
+}
+
+fn decisions(layer: &mut PolicyLayer) -> Vec<Value> {
+    layer
+        .events()
+        .into_iter()
+        .map(|(kind, params)| {
+            assert_eq!(kind, LifecycleKind::PolicyDecision);
+            params
+        })
+        .collect()
+}
+
+#[test]
+fn a_denied_call_is_answered_with_an_is_error_result_of_its_own_id() {
+    let mut l = layer(Duration::from_secs(300));
+    let v = answered(l.client(call(7, "delete_file", json!({"path": "/x"}))));
+    assert_eq!(v["id"], 7);
+    assert_eq!(
+        v["result"],
+        json!({"content": [{"type": "text", "text": "Tool call blocked by policy: no-delete"}], "isError": true})
+    );
+    let told = decisions(&mut l);
+    assert_eq!(told.len(), 1);
+    assert_eq!(told[0]["decision"], "deny");
+    assert_eq!(told[0]["resolution"], "refused");
+    assert_eq!(told[0]["rules"], json!(["no-delete"]));
+    assert_eq!(told[0]["tool"], "delete_file");
+    assert_eq!(told[0]["id"], 7);
+    assert!(decisions(&mut l).is_empty(), "told once");
+}
+
+#[test]
+fn an_allowed_call_passes_and_is_told() {
+    let mut l = layer(Duration::from_secs(300));
+    let msg = call(1, "read_file", json!({}));
+    match l.client(msg.clone()) {
+        Step::Pass(m) => assert_eq!(m.raw(), msg.raw()),
+        _ => panic!("not passed"),
+    }
+    let told = decisions(&mut l);
+    assert_eq!(
+        (told[0]["decision"].as_str(), told[0]["resolution"].as_str()),
+        (Some("allow"), Some("allowed"))
+    );
+    assert_eq!(told[0]["rules"], json!([]));
+}
+
+#[test]
+fn a_dry_run_says_it_did_not_run_and_respects_an_output_schema() {
+    let mut l = layer(Duration::from_secs(300));
+    let v = answered(l.client(call(
+        2,
+        "write_file",
+        json!({"path": "/tmp/a", "content": "hi"}),
+    )));
+    let text = v["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.contains("Dry run: tool `write_file` was not executed (policy: rehearse)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"{"path":"/tmp/a","content":"hi"}"#),
+        "{text}"
+    );
+    assert_eq!(v["result"]["isError"], false);
+    assert!(v["result"].get("structuredContent").is_none());
+    assert_eq!(decisions(&mut l)[0]["resolution"], "dry-run");
+
+    // A tool whose listing declared an outputSchema: a dry run is no success it lacks.
+    let list = Message::new(r#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
+    assert!(matches!(l.client(list), Step::Pass(_)));
+    let listing = json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": [
+        {"name": "report", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}]}});
+    assert!(matches!(
+        l.server(Message::new(listing.to_string())),
+        Step::Pass(_)
+    ));
+    let v = answered(l.client(call(3, "report", json!({}))));
+    assert_eq!(v["result"]["isError"], true);
+}
+
+#[test]
+fn annotations_come_from_the_listing_and_an_unlisted_tool_gets_the_spec_defaults() {
+    let mut l = layer(Duration::from_secs(300));
+    // Never listed: destructive by default.
+    let v = answered(l.client(call(1, "move_file", json!({}))));
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "Tool call blocked by policy: destructive"
+    );
+    let list = Message::new(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#);
+    let _ = l.client(list);
+    let listing = json!({"jsonrpc": "2.0", "id": 9, "result": {"tools": [
+        {"name": "move_file", "annotations": {"destructiveHint": false}}]}});
+    let _ = l.server(Message::new(listing.to_string()));
+    assert!(matches!(
+        l.client(call(2, "move_file", json!({}))),
+        Step::Pass(_)
+    ));
+    // A fresh connection of the same stack shares the index.
+    let mut other = PolicyLayer::new(Arc::clone(&l.gate));
+    assert!(matches!(
+        other.client(call(3, "move_file", json!({}))),
+        Step::Pass(_)
+    ));
+}
+
+#[test]
+fn other_methods_are_gated_only_when_named_and_refused_with_a_json_rpc_error() {
+    let mut l = layer(Duration::from_secs(300));
+    let read = Message::new(
+        r#"{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"file:///a"}}"#,
+    );
+    let v = answered(l.client(read));
+    assert_eq!(v["id"], "r");
+    assert_eq!(v["error"]["code"], REFUSED_CODE);
+    assert_eq!(
+        v["error"]["message"],
+        "`resources/read` blocked by policy: quiet"
+    );
+    assert_eq!(v["error"]["data"]["params"]["uri"], "file:///a");
+    let prompt =
+        Message::new(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x"}}"#);
+    assert!(matches!(l.client(prompt), Step::Pass(_)));
+    decisions(&mut l);
+    assert!(matches!(
+        l.client(Message::new(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        )),
+        Step::Pass(_)
+    ));
+    assert!(decisions(&mut l).is_empty(), "not gated, not told");
+    let named = Message::new(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#);
+    assert!(matches!(l.client(named), Step::Drop));
+    assert_eq!(decisions(&mut l)[0]["resolution"], "refused");
+}
+
+#[test]
+fn an_ask_with_a_timeout_of_zero_is_refused_at_once_saying_why() {
+    let mut l = layer(Duration::ZERO);
+    let v = answered(l.client(call(4, "publish", json!({}))));
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "Tool call blocked by policy: needs-ok (it needs a person's approval, and --approval-timeout is 0)"
+    );
+    let told = decisions(&mut l);
+    assert_eq!(told[0]["decision"], "ask");
+    assert_eq!(told[0]["resolution"], "refused");
+}
+
+#[test]
+fn a_cancel_of_a_call_not_held_passes_on() {
+    let mut l = layer(Duration::from_secs(300));
+    let cancel = Message::new(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#,
+    );
+    assert!(matches!(l.client(cancel), Step::Pass(_)));
+}
+
+#[test]
+fn a_batch_passes_whole_when_all_is_allowed_else_none_of_it_is_sent() {
+    let mut l = layer(Duration::from_secs(300));
+    let ok = format!(
+        "[{},{}]",
+        call(1, "read_file", json!({})).text(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+    );
+    assert!(matches!(l.client(Message::new(ok)), Step::Pass(_)));
+    assert_eq!(decisions(&mut l).len(), 1);
+    let mixed = format!(
+        "[{},{},{}]",
+        call(1, "read_file", json!({})).text(),
+        call(2, "delete_file", json!({})).text(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#
+    );
+    let v = answered(l.client(Message::new(mixed)));
+    let answers = v.as_array().expect("a batch answer");
+    assert_eq!(answers.len(), 3);
+    assert_eq!(answers[0]["error"]["code"], REFUSED_CODE);
+    assert_eq!(answers[1]["result"]["isError"], true);
+    assert_eq!(answers[2]["id"], 3);
+    assert_eq!(answers[2]["error"]["code"], REFUSED_CODE);
+    let told = decisions(&mut l);
+    assert_eq!(told.len(), 2);
+    assert!(told.iter().all(|t| t["resolution"] == "refused"));
+}
