@@ -169,11 +169,15 @@ impl PolicyLayer {
     /// A `notifications/cancelled` naming a held call: withdraws it (true), and the
     /// notification goes no further (the server never saw the call).
     fn withdraws(&self, v: &Value) -> bool {
-        let id = v["params"]["requestId"].to_string();
+        self.withdraw(&v["params"]["requestId"].to_string())
+    }
+
+    /// Withdraws the held call whose id is `key` ([`id_key`]): true when there was one.
+    fn withdraw(&self, key: &str) -> bool {
         let Ok(mut held) = self.held.lock() else {
             return false;
         };
-        match held.remove(&id) {
+        match held.remove(key) {
             Some(cancel) => {
                 let _ = cancel.send(());
                 true
@@ -282,7 +286,19 @@ impl PolicyLayer {
             Arc::clone(&self.told),
             self.gate.timeout,
         );
+        let mut unheard = facts.entry(&ruling, Resolution::Withdrawn);
+        unheard.approval = Some(held.id.clone());
+        unheard.reason = Some("the connection ended before a decision".into());
+        let unheard = Unheard {
+            entry: Some(unheard),
+            told: Arc::clone(&told),
+            calls: Arc::clone(&calls),
+            key: key.clone(),
+            started: Instant::now(),
+        };
         Step::Later(Box::pin(async move {
+            // Moved in whole: dropped with the future, it tells the withdrawal.
+            let mut unheard = unheard;
             let started = Instant::now();
             let answer = tokio::select! {
                 answer = held.wait(timeout) => Some(answer),
@@ -301,12 +317,39 @@ impl PolicyLayer {
             entry.reason = decided.reason;
             entry.waited_ms = Some(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
             push(&told, &entry);
+            unheard.entry = None;
             match decided.resolution {
                 Resolution::Allowed => Step::Pass(msg),
                 Resolution::Withdrawn => Step::Drop,
                 _ => Step::Answer(vec![facts.refusal(&id, &ruling, decided.why.as_deref())]),
             }
         }))
+    }
+}
+
+/// A held call's withdrawal, told if its future is dropped before it is decided (a
+/// signal, the connection's close, a server that went away): the stack then asks the
+/// layer for its events, so the tape says what became of the call.
+struct Unheard {
+    /// The entry to tell; None once the call was decided.
+    entry: Option<PolicyEntry>,
+    told: Arc<Mutex<Vec<Event>>>,
+    calls: HeldCalls,
+    key: String,
+    started: Instant,
+}
+
+impl Drop for Unheard {
+    fn drop(&mut self) {
+        let Some(mut entry) = self.entry.take() else {
+            return;
+        };
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.remove(&self.key);
+        }
+        let waited = self.started.elapsed();
+        entry.waited_ms = Some(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+        push(&self.told, &entry);
     }
 }
 
@@ -402,6 +445,12 @@ impl Layer for PolicyLayer {
                 .listed(&self.gate.server, &msg.value()["result"], paged);
         }
         Step::Pass(msg)
+    }
+
+    fn cancelled(&mut self, id: &str) {
+        // An HTTP client that closed a held call's stream gave it up, as a
+        // `notifications/cancelled` says: withdrawn.
+        self.withdraw(&id_key(id));
     }
 
     fn events(&mut self) -> Vec<Event> {

@@ -251,3 +251,60 @@ fn a_batch_passes_whole_when_all_is_allowed_else_none_of_it_is_sent() {
     assert_eq!(told.len(), 2);
     assert!(told.iter().all(|t| t["resolution"] == "refused"));
 }
+
+/// A layer whose `ask`s wait on a real desk in a fresh home, and the home.
+fn asking_layer() -> (
+    PolicyLayer,
+    crate::policy::approvals::Desk,
+    tempfile::TempDir,
+) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let desk = crate::policy::approvals::Desk::in_home(home.path());
+    let gate = Gate {
+        policy: parse(POLICY, "--policy `p.toml`").expect("policy"),
+        server: "fs".into(),
+        index: ToolIndex::new(),
+        timeout: Duration::from_secs(300),
+        desk: Some(desk.clone()),
+    };
+    (PolicyLayer::new(Arc::new(gate)), desk, home)
+}
+
+#[tokio::test]
+async fn a_held_call_whose_http_client_gives_up_is_withdrawn_and_told() {
+    let (mut l, desk, _home) = asking_layer();
+    let Step::Later(later) = l.client(call(6, "publish", json!({}))) else {
+        panic!("not held");
+    };
+    assert_eq!(desk.pending().expect("list").len(), 1);
+    l.cancelled("6");
+    assert!(matches!(later.await, Step::Drop));
+    let told = decisions(&mut l);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["resolution"], "withdrawn");
+    assert!(desk.pending().expect("list").is_empty(), "off the desk");
+}
+
+#[test]
+fn a_held_call_dropped_undecided_is_told_withdrawn() {
+    let (mut l, desk, _home) = asking_layer();
+    let step = l.client(call(7, "publish", json!({})));
+    assert!(matches!(step, Step::Later(_)));
+    assert!(decisions(&mut l).is_empty(), "nothing decided yet");
+    // The connection ends (a signal, its close): the stack drops the future.
+    drop(step);
+    let told = decisions(&mut l);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(
+        (&told[0]["resolution"], &told[0]["reason"]),
+        (
+            &json!("withdrawn"),
+            &json!("the connection ended before a decision")
+        )
+    );
+    assert!(told[0]["approval"].as_str().is_some());
+    assert!(
+        desk.pending().expect("list").is_empty(),
+        "withdrawn from the desk"
+    );
+}
