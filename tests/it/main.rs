@@ -49,6 +49,7 @@ mod npm;
 mod package;
 mod packaging_edges;
 mod policy;
+mod policy_ask;
 mod policy_claude;
 mod precommit;
 mod progress;

@@ -47,12 +47,14 @@ pub enum ApprovalError {
         waiting: Vec<String>,
     },
     /// The call was decided already (by a person, or it timed out, or was withdrawn).
-    #[error("call `{id}` is no longer waiting: {what}")]
+    #[error("call `{id}` is no longer waiting: {what}; {}", waiting_now(waiting))]
     Decided {
         /// The id.
         id: String,
         /// What became of it.
         what: String,
+        /// The ids that are waiting.
+        waiting: Vec<String>,
     },
     /// The process that held the call is gone.
     #[error(

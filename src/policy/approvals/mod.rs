@@ -252,6 +252,7 @@ impl Desk {
             return Err(ApprovalError::Decided {
                 id: id.to_owned(),
                 what: decided.said(),
+                waiting: self.waiting_ids(),
             }
             .into());
         }
@@ -280,6 +281,7 @@ impl Desk {
             return Err(ApprovalError::Decided {
                 id: id.to_owned(),
                 what,
+                waiting: self.waiting_ids(),
             }
             .into());
         }
