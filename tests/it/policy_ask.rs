@@ -403,3 +403,59 @@ fn a_script_that_hangs_up_right_after_a_held_call_still_gets_its_answer_once_app
     assert!(proxy.recv_raw().is_none(), "then the proxy's output ends");
     assert!(proxy.wait().success(), "{}", proxy.stderr());
 }
+
+#[test]
+fn a_signal_to_the_proxy_withdraws_a_held_call_and_the_tape_says_so() {
+    let env = Env::new();
+    let policy = env.path("policy.toml");
+    std::fs::write(
+        &policy,
+        "default = \"allow\"\n[[rule]]\nid = \"ask-sums\"\ndecision = \"ask\"\ntool = \"add\"\n",
+    )
+    .expect("write policy");
+    let tape = env.path("signalled.ndjson").display().to_string();
+    let argv = gated_proxy(&policy, &["--record", &tape], &[example_server()]);
+    let mut proxy = Proc::spawn(env.cmd(&argv[0]).args(&argv[1..]));
+    proxy.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "a script", "version": "1"}}})
+        .to_string(),
+    );
+    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    proxy.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}"#,
+    );
+    proxy.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"while held"}}}"#,
+    );
+    assert_eq!(proxy.recv()["id"], 1);
+    assert_eq!(proxy.recv()["id"], 3, "answered while the other is held");
+    assert_eq!(waiting(&env).len(), 1);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(proxy.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("kill");
+    proxy.wait();
+    assert!(waiting(&env).is_empty(), "withdrawn from the desk");
+    let entries = tape_entries(Path::new(&tape));
+    let d: Vec<_> = lifecycle(&entries, "$policy/decision")
+        .into_iter()
+        .filter(|d| d["params"]["id"] == 2)
+        .collect();
+    assert_eq!(d.len(), 1, "{entries:?}");
+    assert_eq!(
+        (&d[0]["params"]["resolution"], &d[0]["params"]["reason"]),
+        (
+            &json!("withdrawn"),
+            &json!("the connection ended before a decision")
+        )
+    );
+    let id = d[0]["params"]["approval"]
+        .as_str()
+        .expect("its approval id");
+    let out = run(env.mcptape(["approve", id]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains("withdrawn"), "{}", text(&out));
+}
