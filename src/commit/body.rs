@@ -25,6 +25,18 @@ pub fn dropped(result: &str, entry: &CommitEntry) -> String {
         Digest::Sha256(hex) => marker.insert("sha256".into(), json!(hex)),
         Digest::None(reason) => marker.insert("reason".into(), json!(reason)),
     };
+    stub(result, marker)
+}
+
+/// The result the tape keeps for `result` (its raw text) when its body is dropped and
+/// there is no commitment to name: the marker says why (`{"reason": …}`).
+pub fn withheld(result: &str, reason: &str) -> String {
+    let mut marker = Map::new();
+    marker.insert("reason".into(), json!(reason));
+    stub(result, marker)
+}
+
+fn stub(result: &str, marker: Map<String, Value>) -> String {
     let mut kept = Map::new();
     kept.insert("content".into(), json!([]));
     if crate::message::raw_member(result, &["isError"]) == Some("true") {
@@ -80,5 +92,9 @@ mod tests {
             r#"{"content":[],"_meta":{"mcptape/commit":{"alg":"jcs-sha256","reason":"why"}}}"#
         );
         assert_eq!(marker(&json!({"content": []})), None);
+        assert_eq!(
+            withheld(r#"{"tools":[{"name":"secret"}]}"#, "unattributed"),
+            r#"{"content":[],"_meta":{"mcptape/commit":{"reason":"unattributed"}}}"#
+        );
     }
 }

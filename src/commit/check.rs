@@ -10,6 +10,8 @@
 //! writes it as the fault happens, and the `$commit` just before the answer), or when the
 //! result had no commitment to begin with (the `$commit` says why).
 
+use std::collections::{HashMap, HashSet};
+
 use crate::commit::jcs;
 use crate::commit::layer::id_key;
 use crate::message::Kind;
@@ -54,17 +56,19 @@ impl Verdict {
 pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
     let mut found: Vec<(Commitment, Option<Verdict>)> = Vec::new();
     for conn in tape.connections() {
-        // Indexes into `found` of this connection's commitments still waiting, with
-        // their id and whether a fault replaced their answer.
-        let mut waiting: Vec<(usize, String, bool)> = Vec::new();
+        // This connection's commitments still waiting, by id: their index into `found`,
+        // and whether a fault replaced their answer. A newer one for the same id takes
+        // the older one's place (whose answer then is not on the tape).
+        let mut waiting: HashMap<String, (usize, bool)> = HashMap::new();
         // Ids whose answer a fault replaced, its answer not seen yet.
-        let mut replaced: std::collections::HashSet<String> = Default::default();
+        let mut replaced: HashSet<String> = HashSet::new();
         for &i in &conn.entries {
             let e = &tape.entries[i];
             match e.meta.dir {
                 Direction::Lifecycle => match Lifecycle::of(e) {
                     Some(Lifecycle::Commit(entry)) => {
                         let key = entry.id.as_deref().map(id_key);
+                        let body = entry.body;
                         let at = found.len();
                         found.push((
                             Commitment {
@@ -74,22 +78,24 @@ pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
                             },
                             None,
                         ));
-                        match key {
-                            Some(key) => {
+                        let verdict = match (key, body) {
+                            (None, _) => unchecked("it names no request id"),
+                            (Some(_), Body::Replaced) => unchecked(REPLACED),
+                            (Some(_), Body::Missing) => unchecked(MISSING),
+                            (Some(key), _) => {
                                 let faulted = replaced.contains(&key);
-                                waiting.push((at, key, faulted));
+                                waiting.insert(key, (at, faulted));
+                                continue;
                             }
-                            None => {
-                                found[at].1 = Some(unchecked("it names no request id"));
-                            }
-                        }
+                        };
+                        found[at].1 = Some(verdict);
                     }
                     Some(Lifecycle::Fault(fault)) if fault.replaced.is_some() => {
                         let Some(key) = fault.id.as_deref().map(id_key) else {
                             continue;
                         };
-                        for w in waiting.iter_mut().filter(|w| w.1 == key) {
-                            w.2 = true;
+                        if let Some(w) = waiting.get_mut(&key) {
+                            w.1 = true;
                         }
                         replaced.insert(key);
                     }
@@ -99,14 +105,12 @@ pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
                     let Some(key) = e.message.id().map(id_key) else {
                         continue;
                     };
-                    let Some(w) = waiting.iter().position(|w| w.1 == key) else {
-                        replaced.remove(&key);
+                    replaced.remove(&key);
+                    let Some((at, faulted)) = waiting.remove(&key) else {
                         continue;
                     };
-                    let (at, _, faulted) = waiting.remove(w);
-                    replaced.remove(&key);
                     let verdict = if faulted {
-                        unchecked("an injected fault replaced the answer (see its `$fault`)")
+                        unchecked(REPLACED)
                     } else {
                         judge(&found[at].0.entry, e.line, e.message.text())
                     };
@@ -118,14 +122,16 @@ pub fn verify(tape: &Tape) -> Vec<(Commitment, Verdict)> {
     }
     let mut all: Vec<(Commitment, Verdict)> = found
         .into_iter()
-        .map(|(c, v)| {
-            let v = v.unwrap_or_else(|| unchecked("its answer is not on the tape"));
-            (c, v)
-        })
+        .map(|(c, v)| (c, v.unwrap_or_else(|| unchecked(MISSING))))
         .collect();
     all.sort_by_key(|(c, _)| c.line);
     all
 }
+
+/// Why a commitment whose answer a fault replaced or withheld cannot be checked.
+const REPLACED: &str = "an injected fault replaced or withheld the answer (see its `$fault`)";
+/// Why a commitment whose answer is not on the tape cannot be checked.
+const MISSING: &str = "its answer is not on the tape";
 
 fn unchecked(why: &str) -> Verdict {
     Verdict::Unchecked(why.to_owned())
@@ -162,18 +168,22 @@ fn judge(entry: &CommitEntry, line: usize, answer: &str) -> Verdict {
                     crate::commit::body::marker(&v).map(|m| m["sha256"].clone())
                 });
             match marker {
-                Some(serde_json::Value::String(named)) if named != *want => Verdict::Mismatch(
-                    line,
-                    format!(
-                        "the dropped result names the commitment {}",
-                        crate::term::line(&named)
-                    ),
-                ),
+                Some(serde_json::Value::String(named)) if !named.eq_ignore_ascii_case(want) => {
+                    Verdict::Mismatch(
+                        line,
+                        format!(
+                            "the dropped result names the commitment {}",
+                            crate::term::line(&named)
+                        ),
+                    )
+                }
                 _ => unchecked("the answer's body was dropped (--redact-results)"),
             }
         }
+        Body::Replaced => unchecked(REPLACED),
+        Body::Missing => unchecked(MISSING),
         Body::Kept => match jcs::commitment(result) {
-            Ok(got) if got == *want => Verdict::Ok(line),
+            Ok(got) if got.eq_ignore_ascii_case(want) => Verdict::Ok(line),
             Ok(got) => Verdict::Mismatch(line, format!("the answer hashes to {got}")),
             Err(refusal) => {
                 Verdict::Mismatch(line, format!("the answer has no commitment: {refusal}"))

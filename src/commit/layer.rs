@@ -28,6 +28,15 @@ pub fn id_key(id: &str) -> String {
         .unwrap_or_else(|| id.to_owned())
 }
 
+/// The member of a `$commit` event (never written: the tap takes it out) carrying the
+/// result's text as the server sent it, so that the tap can tell whether it holds a
+/// secret ([`crate::record::commits`]) even when a fault keeps the answer from the tape.
+pub const RESULT_PARAM: &str = "_result";
+
+/// The methods whose results are committed to: `tools/call`, and `tasks/result` (a
+/// task-augmented `tools/call` answers with a task; the tool's real result comes there).
+pub const COMMITTED: [&str; 2] = ["tools/call", "tasks/result"];
+
 /// The commit layer of one connection.
 pub struct CommitLayer {
     settings: Commitments,
@@ -45,6 +54,11 @@ impl CommitLayer {
             calls: HashMap::new(),
             told: Vec::new(),
         }
+    }
+
+    /// What it commits as.
+    pub fn settings(&self) -> Commitments {
+        self.settings
     }
 
     /// The `$commit` entry for a result's text, answering request `id` to `tool`.
@@ -79,7 +93,7 @@ impl Layer for CommitLayer {
 
     fn client(&mut self, msg: Message) -> Step {
         match msg.kind() {
-            Kind::Request if msg.method() == Some("tools/call") => {
+            Kind::Request if msg.method().is_some_and(|m| COMMITTED.contains(&m)) => {
                 if let Some(id) = msg.id() {
                     self.calls.insert(id_key(id), tool_name(&msg));
                 }
@@ -109,8 +123,9 @@ impl Layer for CommitLayer {
         if kind == Kind::Response
             && let Some(result) = crate::message::raw_member(msg.text(), &["result"])
         {
-            let entry = self.entry(id, tool, result);
-            self.told.push((LifecycleKind::Commit, entry.params()));
+            let mut params = self.entry(id, tool, result).params();
+            params[RESULT_PARAM] = serde_json::Value::String(result.to_owned());
+            self.told.push((LifecycleKind::Commit, params));
         }
         Step::Pass(msg)
     }

@@ -71,6 +71,11 @@ impl Stack {
     /// recording with commitments.
     pub fn layers(&self, tap: Option<TapLayer>) -> Layers {
         let commit = self.commit.filter(|_| tap.is_some()).map(CommitLayer::new);
+        if let (Some(tap), Some(c)) = (&tap, commit.as_ref().map(|c| c.settings()))
+            && c.drop_bodies
+        {
+            tap.drop_results();
+        }
         Layers::new()
             .push_some(tap)
             .push_some(self.gate.as_ref().map(Gate::layer))

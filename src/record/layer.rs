@@ -30,6 +30,11 @@ impl TapLayer {
         TapLayer { tap, owed: 0 }
     }
 
+    /// Tells the tape writer, before any line, to drop result bodies (`--redact-results`).
+    pub fn drop_results(&self) {
+        self.tap.drop_results();
+    }
+
     /// Records `msg`, with the stream it came on when the upstream said
     /// ([`Message::stream`]).
     fn record(&mut self, dir: Direction, msg: &Message) {

@@ -27,14 +27,17 @@ use bytes::Bytes;
 use serde_json::json;
 use serde_json::value::RawValue;
 
+use crate::commit::layer::RESULT_PARAM;
 use crate::error::TapeError;
 use crate::framing;
+use crate::message::{Kind, Message};
 use crate::message::{Shape, shape};
-use crate::record::commits::{self, Held};
+use crate::record::commits::{self, Held, Written};
+use crate::record::results::{self, Requests};
 use crate::redact::Redactor;
 use crate::tape::TapeWriter;
 use crate::tape::close::Close;
-use crate::tape::commit::CommitEntry;
+use crate::tape::commit::{Body, Digest};
 use crate::tape::format::{self, Direction, Meta};
 use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
 use crate::tape::stream::Stream;
@@ -54,6 +57,8 @@ enum Event {
         kind: LifecycleKind,
         params: serde_json::Value,
     },
+    /// `--redact-results`: the tape drops result bodies ([`crate::record::results`]).
+    DropResults,
     Finish,
 }
 
@@ -234,6 +239,12 @@ impl TapHandle {
         });
     }
 
+    /// From now on (sent before the first line), the tape drops result bodies
+    /// (`--redact-results`, [`crate::record::results`]).
+    pub fn drop_results(&self) {
+        let _ = self.tx.send(Event::DropResults);
+    }
+
     /// Records the end of the connection: the one writer of `$transport/close`.
     pub fn close(&self, close: &Close) {
         self.lifecycle(LifecycleKind::Close, close.params());
@@ -254,8 +265,7 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
         entries: 0,
         error: None,
     };
-    let mut batches = 0u64;
-    let mut held = Held::default();
+    let mut state = State::default();
     for event in rx {
         let finish = matches!(event, Event::Finish);
         let reserved = match &event {
@@ -269,7 +279,7 @@ fn write_loop(mut writer: TapeWriter, entries: Entries, rx: mpsc::Receiver<Event
             }
             continue;
         }
-        let lines = render(event, &entries, &mut batches, &mut held);
+        let lines = render(event, &entries, &mut state);
         entries.budget.add_permits(reserved);
         for line in lines {
             if let Err(e) = writer.append(&line) {
@@ -327,31 +337,70 @@ impl Entries {
     }
 
     /// The tape lines of a server message, and of the `$commit` before it when one waits
-    /// for it ([`crate::record::commits`]).
-    fn answer(&self, message: &[u8], meta: &Meta, held: &mut Held) -> Vec<Vec<u8>> {
-        let (Some(waiting), Ok(text)) = (held.answered_by(message), std::str::from_utf8(message))
-        else {
+    /// for it ([`crate::record::commits`]); under `--redact-results`, without a body the
+    /// tape may not keep ([`crate::record::results`]).
+    fn answer(
+        &self,
+        message: &[u8],
+        meta: &Meta,
+        state: &mut State,
+        in_batch: bool,
+    ) -> Vec<Vec<u8>> {
+        let Ok(text) = std::str::from_utf8(message) else {
             return vec![self.line(message, meta)];
         };
         let sent = text.trim_ascii();
-        let kept = commits::answer_text(&waiting, sent);
-        let written = self.redactor.message(&kept);
-        let entry = CommitEntry {
-            body: commits::body(&waiting, sent, &written),
-            ..waiting.entry
+        if state.held.is_empty() && !state.drop_results {
+            return vec![self.line(sent.as_bytes(), meta)];
+        }
+        let msg = Message::new(Bytes::copy_from_slice(sent.as_bytes()));
+        let Some(waiting) = state.held.answered_by(&msg) else {
+            let drops = match state.drop_results {
+                false => None,
+                true => {
+                    let drops = state.requests.drops(&msg);
+                    match in_batch && crate::message::raw_member(sent, &["result"]).is_some() {
+                        true => Some(results::IN_BATCH),
+                        false => drops,
+                    }
+                }
+            };
+            return match drops {
+                Some(reason) => {
+                    let kept = results::without_result(sent, reason);
+                    vec![self.line(kept.as_bytes(), meta)]
+                }
+                None => vec![self.line(sent.as_bytes(), meta)],
+            };
         };
+        if state.drop_results {
+            // The commitment is this answer's: the request waits no longer.
+            let _ = state.requests.drops(&msg);
+        }
+        let mut entry = waiting.entry;
+        let kept = commits::answer_text(&entry, sent);
+        let written = self.redactor.message(&kept);
+        entry.body = commits::body(&entry, sent, &written);
+        if entry.body == Body::Redacted && entry.digest.sha256().is_some() {
+            entry.digest = Digest::None(commits::SECRET_REASON.to_owned());
+        }
         vec![
             self.lifecycle(&LifecycleKind::Commit, &entry.params(), waiting.ts),
             format::encode(written.as_bytes(), meta),
         ]
     }
 
-    /// The `$commit` entries whose answers never came, as they were told.
-    fn unanswered(&self, held: &mut Held) -> Vec<Vec<u8>> {
-        held.drain()
+    /// The lines of `$commit` entries to write now.
+    fn commits(&self, written: Vec<Written>) -> Vec<Vec<u8>> {
+        written
             .into_iter()
-            .map(|w| self.lifecycle(&LifecycleKind::Commit, &w.entry.params(), w.ts))
+            .map(|(ts, entry)| self.lifecycle(&LifecycleKind::Commit, &entry.params(), ts))
             .collect()
+    }
+
+    /// True when secret redaction changes a JSON text.
+    fn holds_secret(&self, text: &str) -> bool {
+        self.redactor.message(text) != text
     }
 
     fn lifecycle(
@@ -380,29 +429,111 @@ impl Entries {
     }
 }
 
-fn render(event: Event, entries: &Entries, batches: &mut u64, held: &mut Held) -> Vec<Vec<u8>> {
+/// What the writer knows of the connection so far.
+#[derive(Default)]
+struct State {
+    /// Batches seen.
+    batches: u64,
+    /// `$commit` entries waiting for their answers.
+    held: Held,
+    /// The client's requests waiting for their answers (tracked under `--redact-results`).
+    requests: Requests,
+    /// `--redact-results`.
+    drop_results: bool,
+}
+
+impl State {
+    /// A client message seen: the requests it opens or withdraws, and the commitments it
+    /// makes stale ([`Held::superseded`]).
+    fn sent(&mut self, text: &[u8]) -> Option<Written> {
+        if self.held.is_empty() && !self.drop_results {
+            return None;
+        }
+        let msg = Message::new(Bytes::copy_from_slice(text.trim_ascii()));
+        if !matches!(msg.kind(), Kind::Request | Kind::Notification) {
+            return None;
+        }
+        let key = self.requests.sent(&msg, self.drop_results)?;
+        self.held.superseded(&key)
+    }
+}
+
+fn render(event: Event, entries: &Entries, state: &mut State) -> Vec<Vec<u8>> {
+    let drop_results = state.drop_results;
     let invalid = |dir: Direction, ts, text: &[u8]| {
         let (kind, params) = Lifecycle::Invalid(Invalid {
             dir: Some(dir),
             text: String::from_utf8_lossy(text).into_owned(),
         })
         .event();
+        let params = match drop_results {
+            true => results::without_text(params, "text"),
+            false => params,
+        };
         entries.lifecycle(&kind, &params, ts)
     };
     match event {
-        Event::Finish => entries.unanswered(held),
-        Event::Lifecycle { ts, kind, params } => match kind {
-            LifecycleKind::Commit => match held.hold(ts, params) {
-                Ok(()) => Vec::new(),
-                Err(params) => vec![entries.lifecycle(&kind, &params, ts)],
-            },
+        Event::Finish => entries.commits(state.held.drain()),
+        Event::DropResults => {
+            state.drop_results = true;
+            Vec::new()
+        }
+        Event::Lifecycle {
+            ts,
+            kind,
+            mut params,
+        } => match kind {
+            LifecycleKind::Commit => {
+                let result = params.as_object_mut().and_then(|p| p.remove(RESULT_PARAM));
+                let secret = result
+                    .as_ref()
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|r| entries.holds_secret(r));
+                match state.held.hold(ts, params, secret) {
+                    Ok(now) => entries.commits(now),
+                    Err(params) => vec![entries.lifecycle(&kind, &params, ts)],
+                }
+            }
             LifecycleKind::Close => {
-                let mut lines = entries.unanswered(held);
+                let mut lines = entries.commits(state.held.drain());
                 lines.push(entries.lifecycle(&kind, &params, ts));
                 lines
             }
-            LifecycleKind::Fault if !held.is_empty() => {
-                let params = held.fault(&params).unwrap_or(params);
+            LifecycleKind::Fault => {
+                let mut lines = Vec::new();
+                if let Some((at, mut entry)) = state.held.fault(&params) {
+                    let original = params.get("replaced").and_then(|r| r.get("result"));
+                    if original.is_some_and(|r| entries.holds_secret(&r.to_string())) {
+                        entry.digest = Digest::None(commits::SECRET_REASON.to_owned());
+                    }
+                    lines.push(entries.lifecycle(&LifecycleKind::Commit, &entry.params(), at));
+                }
+                let effect = params["effect"].as_str();
+                if matches!(effect, Some("error" | "tool-error"))
+                    && let Some(id) = params.get("id")
+                {
+                    // The client's answer is the fault's own: nothing of the server's.
+                    state.requests.own_answer(id);
+                }
+                let params = match drop_results {
+                    true => results::fault(params),
+                    false => params,
+                };
+                lines.push(entries.lifecycle(&kind, &params, ts));
+                lines
+            }
+            LifecycleKind::PolicyDecision => {
+                if let Some(entry) = crate::tape::policy::PolicyEntry::read(&params)
+                    && entry.resolution.answered_here()
+                    && let Some(id) = params.get("id")
+                {
+                    // The gate answers the call itself.
+                    state.requests.own_answer(id);
+                }
+                vec![entries.lifecycle(&kind, &params, ts)]
+            }
+            LifecycleKind::Oversize if drop_results => {
+                let params = results::without_text(params, "prefix");
                 vec![entries.lifecycle(&kind, &params, ts)]
             }
             _ => vec![entries.lifecycle(&kind, &params, ts)],
@@ -423,8 +554,14 @@ fn render(event: Event, entries: &Entries, batches: &mut u64, held: &mut Held) -
                 return Vec::new();
             }
             match shape(text) {
-                Shape::Object if dir == Direction::Recv => entries.answer(text, &meta(None), held),
-                Shape::Object => vec![entries.line(text, &meta(None))],
+                Shape::Object if dir == Direction::Recv => {
+                    entries.answer(text, &meta(None), state, false)
+                }
+                Shape::Object => {
+                    let mut lines = entries.commits(state.sent(text).into_iter().collect());
+                    lines.push(entries.line(text, &meta(None)));
+                    lines
+                }
                 Shape::Array => {
                     let elements: Vec<&RawValue> = std::str::from_utf8(text)
                         .ok()
@@ -433,17 +570,24 @@ fn render(event: Event, entries: &Entries, batches: &mut u64, held: &mut Held) -
                     if elements.is_empty() {
                         return vec![invalid(dir, ts, text)];
                     }
-                    *batches += 1;
+                    state.batches += 1;
+                    let batch = state.batches;
                     elements
                         .into_iter()
-                        .flat_map(|el| match shape(el.get().as_bytes()) {
-                            Shape::Object if dir == Direction::Recv => {
-                                entries.answer(el.get().as_bytes(), &meta(Some(*batches)), held)
+                        .flat_map(|el| {
+                            let el = el.get().as_bytes();
+                            match shape(el) {
+                                Shape::Object if dir == Direction::Recv => {
+                                    entries.answer(el, &meta(Some(batch)), state, true)
+                                }
+                                Shape::Object => {
+                                    let mut lines =
+                                        entries.commits(state.sent(el).into_iter().collect());
+                                    lines.push(entries.line(el, &meta(Some(batch))));
+                                    lines
+                                }
+                                _ => vec![invalid(dir, ts, el)],
                             }
-                            Shape::Object => {
-                                vec![entries.line(el.get().as_bytes(), &meta(Some(*batches)))]
-                            }
-                            _ => vec![invalid(dir, ts, el.get().as_bytes())],
                         })
                         .collect()
                 }

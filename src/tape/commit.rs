@@ -14,10 +14,23 @@ pub enum Body {
     Redacted,
     /// `dropped`: the result body was left out (`--redact-results`).
     Dropped,
+    /// `replaced`: an injected fault replaced the answer (`error`, `tool-error`,
+    /// `malformed`) or withheld it (`timeout`): what the client got, and the tape holds, is
+    /// not what the server sent (its `$fault` says what happened).
+    Replaced,
+    /// `missing`: the answer never reached the tape (the client cancelled the call, the
+    /// connection ended, or a newer request took its id before it came).
+    Missing,
 }
 
 /// Every body state, for reading a word back.
-pub const BODIES: [Body; 3] = [Body::Kept, Body::Redacted, Body::Dropped];
+pub const BODIES: [Body; 5] = [
+    Body::Kept,
+    Body::Redacted,
+    Body::Dropped,
+    Body::Replaced,
+    Body::Missing,
+];
 
 impl Body {
     /// The state's word.
@@ -26,6 +39,8 @@ impl Body {
             Body::Kept => "kept",
             Body::Redacted => "redacted",
             Body::Dropped => "dropped",
+            Body::Replaced => "replaced",
+            Body::Missing => "missing",
         }
     }
 
@@ -133,7 +148,14 @@ mod tests {
             digest: Digest::None("it holds a lone UTF-16 surrogate".into()),
             body: Body::Kept,
         };
-        assert_eq!(CommitEntry::read(&none.params()), Some(none));
+        assert_eq!(CommitEntry::read(&none.params()), Some(none.clone()));
+        for body in BODIES {
+            let entry = CommitEntry {
+                body,
+                ..none.clone()
+            };
+            assert_eq!(CommitEntry::read(&entry.params()), Some(entry), "{body:?}");
+        }
         assert_eq!(CommitEntry::read(&json!({"alg": ALG, "sha256": "x"})), None);
         assert_eq!(
             CommitEntry::read(&json!({"alg": ALG, "body": "kept"})),

@@ -310,11 +310,14 @@ fn call_commits_and_the_tape_says_when_redaction_or_a_fault_changed_the_answer()
     let out = commitments(&env, &["verify", "secret"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        stdout(&out).contains("not checkable (the tape's copy of the answer was redacted"),
+        stdout(&out)
+            .contains("not checkable (the result had no commitment: the answer held a secret"),
         "{}",
         stdout(&out)
     );
-    // The live answer, which the client printed, is what the commitment is to.
+    // The commitment keeps no hash (a hash of the answer would let the key be guessed):
+    // the live answer, which the client printed, matches nothing.
+    assert!(commit[0]["params"].get("sha256").is_none(), "{commit:?}");
     let answer = env.path("answer.json");
     std::fs::write(
         &answer,
@@ -325,7 +328,7 @@ fn call_commits_and_the_tape_says_when_redaction_or_a_fault_changed_the_answer()
     let out = run(env
         .mcptape(["commitments", "check", "secret", "--answer"])
         .arg(&answer));
-    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 
     // A fault replaces the answer: the commitment is still to the server's, and verify
     // says it cannot check it.
@@ -348,13 +351,17 @@ fn call_commits_and_the_tape_says_when_redaction_or_a_fault_changed_the_answer()
         .collect();
     assert_eq!(
         methods,
-        ["$fault", "$commit"],
-        "the fault as it happened, the $commit just before the answer"
+        ["$commit", "$fault"],
+        "the $commit (body replaced) just before the fault that replaced the answer"
+    );
+    assert_eq!(
+        lifecycle(&entries, "$commit")[0]["params"]["body"],
+        "replaced"
     );
     let out = commitments(&env, &["verify", "faulted"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        stdout(&out).contains("not checkable (an injected fault replaced the answer"),
+        stdout(&out).contains("not checkable (an injected fault replaced or withheld the answer"),
         "{}",
         stdout(&out)
     );

@@ -11,6 +11,7 @@ mod call_listing;
 mod causal;
 mod claude;
 mod colour;
+mod commit_privacy;
 mod commitments;
 mod deep;
 mod exit;

@@ -163,3 +163,26 @@ fn an_answer_given_matches_the_commitments_with_its_hash() {
     assert!(result_of(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#).is_err());
     assert_eq!(result_of("[1]"), Ok("[1]"));
 }
+
+#[test]
+fn a_replaced_or_missing_answer_is_not_checkable_and_never_paired_with_a_later_one() {
+    let other = r#"{"tools":[]}"#;
+    let t = tape(&[
+        // The reviewer's tape: a fault withheld id 5's answer; id 5 was then reused.
+        commit(5, R, "replaced", "c-1"),
+        answer(5, other, "c-1"),
+        commit(6, R, "missing", "c-1"),
+        answer(6, other, "c-1"),
+        // Uppercase hex is the same hash.
+        commit(7, R, "kept", "c-1").replace(
+            &jcs::commitment(R).expect("hash"),
+            &jcs::commitment(R).expect("hash").to_uppercase(),
+        ),
+        answer(7, R, "c-1"),
+    ]);
+    let verdicts: Vec<Verdict> = verify(&t).into_iter().map(|(_, v)| v).collect();
+    assert_eq!(
+        verdicts,
+        [unchecked(REPLACED), unchecked(MISSING), Verdict::Ok(6),]
+    );
+}

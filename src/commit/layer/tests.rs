@@ -163,3 +163,26 @@ async fn under_a_fault_it_commits_to_what_the_server_answered() {
         Digest::Sha256(jcs::commitment(real).expect("hash"))
     );
 }
+
+#[test]
+fn a_tasks_result_is_committed_and_the_tap_gets_the_result_text() {
+    let mut l = layer(true);
+    let _ = l.client(Message::new(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"t1"}}"#,
+    ));
+    let result = r#"{"content":[{"type":"text","text":"report"}]}"#;
+    let _ = l.server(Message::new(format!(
+        r#"{{"jsonrpc":"2.0","id":4,"result":{result}}}"#
+    )));
+    let events = l.events();
+    assert_eq!(events.len(), 1);
+    let (_, params) = &events[0];
+    assert_eq!(params[RESULT_PARAM], serde_json::json!(result));
+    let e = CommitEntry::read(params).expect("a $commit");
+    assert_eq!(e.id.as_deref(), Some("4"));
+    assert_eq!(e.body, Body::Dropped);
+    assert_eq!(
+        e.digest,
+        Digest::Sha256(jcs::commitment(result).expect("hash"))
+    );
+}
