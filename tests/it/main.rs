@@ -49,6 +49,7 @@ mod package;
 mod packaging_edges;
 mod policy;
 mod policy_claude;
+mod policy_unread;
 mod precommit;
 mod progress;
 mod progress_bars;
