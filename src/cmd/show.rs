@@ -346,6 +346,7 @@ fn policy_line(p: &crate::tape::policy::PolicyEntry) -> String {
         at.push_str(tool);
     }
     let rules = match p.rules.as_slice() {
+        _ if p.error.is_some() => format!("not read: error {}", p.error.unwrap_or_default()),
         [] => "default".to_owned(),
         [one] => format!("rule {one}"),
         many => format!("rules {}", many.join(", ")),

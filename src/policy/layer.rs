@@ -9,6 +9,10 @@
 //! after the request and before the answer the client is given; a held call's is told
 //! when it is decided (from the future, through a queue that [`Layer::events`] drains).
 //!
+//! Every client line is read whole, as the servers read it, or refused
+//! ([`crate::policy::read`], [`unread`]): the gate never decides on less than the server
+//! will act on.
+//!
 //! The layer also reads the server's `tools/list` answers into the gate's tool index
 //! (the annotations rules match). A JSON-RPC batch passes whole or not at all
 //! ([`batch`]).
@@ -21,10 +25,11 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::layer::{Layer, Step};
-use crate::message::{Kind, Message, Shape};
+use crate::message::{Kind, Message};
 use crate::policy::answer;
 use crate::policy::approvals::{Answer, Request};
 use crate::policy::gate::Gate;
+use crate::policy::read::{self, Read};
 use crate::policy::rule::{Call, Ruling, TOOLS_CALL};
 use crate::tape::lifecycle::LifecycleKind;
 use crate::tape::policy::{Decision, PolicyEntry, Resolution};
@@ -62,8 +67,10 @@ struct Facts {
 }
 
 impl Facts {
-    fn of(v: &Value, id: Option<&str>) -> Option<Facts> {
-        let method = v["method"].as_str()?.to_owned();
+    /// What the gate reads of a parsed message ([`crate::policy::read`]): `None` when
+    /// it has no string `method` (an answer to the server, or no message at all).
+    fn of(v: &Value) -> Option<Facts> {
+        let method = read::method(v)?.to_owned();
         let params = &v["params"];
         let arguments = if method == TOOLS_CALL {
             params["arguments"].clone()
@@ -71,7 +78,7 @@ impl Facts {
             params.clone()
         };
         Some(Facts {
-            id: id.map(str::to_owned),
+            id: v.get("id").map(Value::to_string),
             tool: params["name"].as_str().map(str::to_owned),
             method,
             arguments,
@@ -90,6 +97,7 @@ impl Facts {
             by: None,
             reason: None,
             waited_ms: None,
+            error: None,
         }
     }
 
@@ -186,27 +194,41 @@ impl PolicyLayer {
         }
     }
 
-    /// One client message (not a batch).
-    fn one(&mut self, msg: Message) -> Step {
-        let method = msg.method().unwrap_or_default();
-        let cancel = method == "notifications/cancelled";
-        let list = method == "tools/list";
-        // Only what the layer reads is parsed (the head already says the method).
-        if !(cancel || list || self.gate.policy.gates(method)) {
-            return Step::Pass(msg);
-        }
-        let v = msg.value();
-        if cancel && self.withdraws(&v) {
-            return Step::Drop;
-        }
-        let id = msg.id().filter(|_| msg.kind() == Kind::Request);
-        if list && let Some(id) = id {
-            let paged = v["params"].get("cursor").is_some_and(|c| !c.is_null());
-            self.lists.insert(id_key(id), paged);
-        }
-        let Some(facts) = Facts::of(&v, id) else {
+    /// One client message (not a batch), read whole ([`read::line`]).
+    fn one(&mut self, msg: Message, read: Read) -> Step {
+        let v = read.value;
+        let Some(facts) = Facts::of(&v) else {
             return Step::Pass(msg);
         };
+        if facts.method == "notifications/cancelled" && self.withdraws(&v) {
+            return Step::Drop;
+        }
+        if self.gate.policy.gates(&facts.method)
+            && let Some(unreadable) = unreadable(&facts, read.deep)
+        {
+            return self.unread(&msg, Some(&facts), unreadable);
+        }
+        // A head a strict reading cannot take (a duplicate key) goes on as the gate read
+        // it, so that the layers below and the server read the message decided on.
+        let msg = if msg.method() == Some(facts.method.as_str()) || read.deep {
+            msg
+        } else {
+            Message::new(v.to_string())
+        };
+        let listing = (facts.method == "tools/list")
+            .then(|| facts.id.clone())
+            .flatten()
+            .map(|id| (id, v["params"].get("cursor").is_some_and(|c| !c.is_null())));
+        let step = self.rule_on(msg, facts);
+        // Only a listing that went on is awaited (a refused one's id is the gate's).
+        if let (Step::Pass(_), Some((id, paged))) = (&step, listing) {
+            self.lists.insert(id_key(&id), paged);
+        }
+        step
+    }
+
+    /// What the rules make of one message the gate read.
+    fn rule_on(&mut self, msg: Message, facts: Facts) -> Step {
         let Some(ruling) = self.decide(&facts) else {
             return Step::Pass(msg);
         };
@@ -428,10 +450,11 @@ impl Layer for PolicyLayer {
     }
 
     fn client(&mut self, msg: Message) -> Step {
-        match msg.kind() {
-            Kind::Request | Kind::Notification => self.one(msg),
-            Kind::Other if crate::message::shape(msg.raw()) == Shape::Array => self.batch(msg),
-            _ => Step::Pass(msg),
+        // Every line is read whole, as the servers read it, or refused.
+        match read::line(msg.raw()) {
+            Err(unreadable) => self.unread(&msg, None, unreadable),
+            Ok(read) if read.value.is_array() => self.batch(msg, read),
+            Ok(read) => self.one(msg, read),
         }
     }
 
@@ -462,6 +485,9 @@ impl Layer for PolicyLayer {
 }
 
 mod batch;
+mod unread;
+
+use unread::unreadable;
 
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,8 @@
 //!   connections.
 //! - [`gate`]: one server's policy, index, approval timeout and desk, loaded from the
 //!   flags or the mode's environment before any server starts.
+//! - [`read`]: what the gate reads of a client line (the whole of it, as the servers read
+//!   it), and what it refuses because it cannot.
 //! - [`layer`], [`answer`]: the [`PolicyLayer`]: answers a refusal or a dry run itself,
 //!   holds an `ask` without holding up the rest of the connection, and tells the tap what
 //!   it decided (`$policy/decision`, [`crate::tape::policy`]).
@@ -25,6 +27,7 @@ pub mod file;
 pub mod gate;
 pub mod index;
 pub mod layer;
+pub mod read;
 pub mod rule;
 
 pub use gate::Gate;

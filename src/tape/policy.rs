@@ -111,6 +111,9 @@ pub struct PolicyEntry {
     pub reason: Option<String>,
     /// For an `ask`: how long it was held, in milliseconds.
     pub waited_ms: Option<u64>,
+    /// For a message the gate could not read ([`crate::policy::read`]): the JSON-RPC
+    /// error code it was answered with (`-32700`, `-32600`); no rule decided.
+    pub error: Option<i64>,
 }
 
 impl PolicyEntry {
@@ -140,6 +143,9 @@ impl PolicyEntry {
         if let Some(ms) = self.waited_ms {
             obj.insert("waitedMs".into(), json!(ms));
         }
+        if let Some(code) = self.error {
+            obj.insert("error".into(), json!(code));
+        }
         p
     }
 
@@ -152,10 +158,9 @@ impl PolicyEntry {
             .map(|r| r.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()?;
         Some(PolicyEntry {
-            id: params
-                .get("id")
-                .filter(|id| id.is_string() || id.is_number())
-                .map(Value::to_string),
+            // Any JSON: the gate refuses requests whose id is not a string or an
+            // integer (`true`, `[7]`), and verify matches them by it.
+            id: params.get("id").map(Value::to_string),
             method: text("method")?,
             tool: text("tool"),
             decision: Decision::parse(params["decision"].as_str()?)?,
@@ -165,6 +170,7 @@ impl PolicyEntry {
             by: text("by"),
             reason: text("reason"),
             waited_ms: params["waitedMs"].as_u64(),
+            error: params["error"].as_i64(),
         })
     }
 }
@@ -186,8 +192,26 @@ mod tests {
             by: Some("timeout".into()),
             reason: Some("no decision in 300 s".into()),
             waited_ms: Some(300_000),
+            error: None,
         };
         assert_eq!(PolicyEntry::read(&entry.params()), Some(entry));
+        // A refused unreadable request: any JSON id, the error code, no tool.
+        for id in ["true", "[7]", "{}", "null", r#""a""#, "1"] {
+            let odd = PolicyEntry {
+                id: Some(id.into()),
+                method: "?".into(),
+                tool: None,
+                decision: Decision::Deny,
+                rules: Vec::new(),
+                resolution: Resolution::Refused,
+                approval: None,
+                by: None,
+                reason: Some("not JSON".into()),
+                waited_ms: None,
+                error: Some(-32600),
+            };
+            assert_eq!(PolicyEntry::read(&odd.params()), Some(odd), "{id}");
+        }
         for d in DECISIONS {
             assert_eq!(Decision::parse(d.as_str()), Some(d));
         }

@@ -24,10 +24,24 @@ pub fn not_played(entry: &Entry, rest: &[&Entry]) -> Option<String> {
         let Some(Lifecycle::Policy(p)) = Lifecycle::of(e) else {
             continue;
         };
-        if !p.id.as_deref().is_some_and(same) || p.resolution == Resolution::Allowed {
+        // The entry of a request the gate could not read keeps an id no JSON value can
+        // hold (`1e400`) as its text, in a string.
+        let unread_id = |pid: &str| {
+            p.error.is_some() && serde_json::from_str::<String>(pid).is_ok_and(|s| s == id)
+        };
+        if !p
+            .id
+            .as_deref()
+            .is_some_and(|pid| same(pid) || unread_id(pid))
+            || p.resolution == Resolution::Allowed
+        {
             continue;
         }
         let rules = match p.rules.as_slice() {
+            _ if p.error.is_some() => format!(
+                "the gate, which could not read it (error {})",
+                p.error.unwrap_or_default()
+            ),
             [] => "the default".to_owned(),
             ids => format!("rule {}", ids.join(", ")),
         };

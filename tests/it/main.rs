@@ -52,6 +52,7 @@ mod packaging_edges;
 mod policy;
 mod policy_ask;
 mod policy_claude;
+mod policy_unread;
 mod precommit;
 mod progress;
 mod progress_bars;

@@ -363,6 +363,15 @@ impl<L: Link> Task<L> {
                 return;
             }
         }
+        // An error with a null id (a parse error: the policy gate's, a remote's) on the
+        // answer stream of a request answers that request.
+        if msg.kind() == Kind::Error
+            && msg.id().is_none()
+            && let Some(tx) = msg.answered().and_then(|origin| self.forget(origin))
+        {
+            let _ = tx.send(event());
+            return;
+        }
         if let Some(tx) = self
             .progress_stream(msg)
             .or_else(|| self.origin_stream(msg))

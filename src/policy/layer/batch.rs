@@ -3,37 +3,48 @@
 //! none of it is sent, each request in it is answered here (the gate's answer for the
 //! gated ones, a [`REFUSED_CODE`] error for the others), and no member is held for a
 //! person (an `ask` in a batch is refused: there is no way to send the rest meanwhile).
+//! A gated member the gate cannot read as a request ([`crate::policy::read`]: an id
+//! that is not a string or an integer) keeps the whole batch back, and is answered with
+//! its `-32600` error.
 
 use serde_json::{Value, json};
 
+use super::unread::{entry as unread_entry, unreadable};
 use super::{Facts, PolicyLayer, id_key};
 use crate::layer::Step;
 use crate::message::Message;
 use crate::policy::answer::REFUSED_CODE;
+use crate::policy::read::{self, Read};
 use crate::tape::policy::{Decision, Resolution};
 
 impl PolicyLayer {
     /// A JSON-RPC batch: whole when every gated member is allowed, else answered here.
-    pub(super) fn batch(&mut self, msg: Message) -> Step {
-        let Value::Array(items) = msg.value() else {
+    pub(super) fn batch(&mut self, msg: Message, read: Read) -> Step {
+        let Value::Array(items) = read.value else {
             return Step::Pass(msg);
         };
         let mut members = Vec::new();
+        let mut unread = Vec::new();
         for item in &items {
-            let id = item.get("id").filter(|_| item.get("method").is_some());
-            let id_text = id.map(Value::to_string);
-            let Some(facts) = Facts::of(item, id_text.as_deref()) else {
+            let Some(facts) = Facts::of(item) else {
                 members.push(None);
                 continue;
             };
+            if self.gate.policy.gates(&facts.method)
+                && let Some(why) = unreadable(&facts, read.deep)
+            {
+                unread.push((facts, why));
+                continue;
+            }
             let ruling = self.decide(&facts);
             members.push(Some((facts, ruling)));
         }
-        let whole = members.iter().flatten().all(|(_, ruling)| {
-            ruling
-                .as_ref()
-                .is_none_or(|r| r.decision == Decision::Allow)
-        });
+        let whole = unread.is_empty()
+            && members.iter().flatten().all(|(_, ruling)| {
+                ruling
+                    .as_ref()
+                    .is_none_or(|r| r.decision == Decision::Allow)
+            });
         if whole {
             for (facts, ruling) in members.iter().flatten() {
                 if let Some(ruling) = ruling {
@@ -49,6 +60,10 @@ impl PolicyLayer {
             return Step::Pass(msg);
         }
         let mut answers = Vec::new();
+        for (facts, why) in &unread {
+            self.tell(&unread_entry(&msg, Some(facts), why));
+            answers.push(read::error(why));
+        }
         for (facts, ruling) in members.iter().flatten() {
             let Some(ruling) = ruling else {
                 if let Some(id) = &facts.id {

@@ -308,3 +308,95 @@ fn a_held_call_dropped_undecided_is_told_withdrawn() {
         "withdrawn from the desk"
     );
 }
+
+#[test]
+fn a_duplicate_key_is_read_as_the_servers_read_it_and_what_goes_on_is_that_reading() {
+    let mut l = layer(Duration::from_secs(300));
+    let dup = r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":{"name":"delete_file"}}"#;
+    let v = answered(l.client(Message::new(dup)));
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "Tool call blocked by policy: no-delete"
+    );
+    // Allowed: forwarded as the gate read it, so the layers below read a request too.
+    let dup =
+        r#"{"jsonrpc":"2.0","id":2,"id":3,"method":"tools/call","params":{"name":"read_file"}}"#;
+    match l.client(Message::new(dup)) {
+        Step::Pass(m) => {
+            assert_eq!(m.kind(), Kind::Request);
+            assert_eq!((m.id(), m.method()), (Some("3"), Some("tools/call")));
+        }
+        _ => panic!("not passed"),
+    }
+    let told = decisions(&mut l);
+    assert_eq!(told[1]["id"], 3);
+}
+
+#[test]
+fn what_the_gate_cannot_read_is_answered_with_a_null_id_error_and_told() {
+    let mut l = layer(Duration::from_secs(300));
+    let big = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"n":1e400}}}"#;
+    let v = answered(l.client(Message::new(big)));
+    assert_eq!(
+        (&v["id"], &v["error"]["code"]),
+        (&Value::Null, &json!(-32700))
+    );
+    let told = decisions(&mut l);
+    assert_eq!(
+        (&told[0]["id"], &told[0]["method"], &told[0]["error"]),
+        (&json!(5), &json!("tools/call"), &json!(-32700))
+    );
+    assert_eq!(
+        (&told[0]["decision"], &told[0]["rules"]),
+        (&json!("deny"), &json!([]))
+    );
+    // Not a gated method, but not JSON either: refused all the same, its method unknown.
+    let v = answered(l.client(Message::new(&b"{\"id\":1,\"x\":\"\xff\"}"[..])));
+    assert_eq!(v["error"]["code"], -32700);
+    assert_eq!(decisions(&mut l)[0]["method"], "?");
+    // An id that is no string or integer, on a gated method only.
+    for id in ["true", "[7]", "{}", "null", "1.5"] {
+        let odd = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_file"}}}}"#
+        );
+        let v = answered(l.client(Message::new(odd)));
+        assert_eq!(
+            (&v["id"], &v["error"]["code"]),
+            (&Value::Null, &json!(-32600)),
+            "{id}"
+        );
+        let told = decisions(&mut l);
+        assert_eq!(
+            told[0]["id"],
+            serde_json::from_str::<Value>(id).expect("id")
+        );
+    }
+    let ping = Message::new(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#);
+    assert!(matches!(l.client(ping), Step::Pass(_)), "not gated");
+    // Too deep to read whole: a gated call is refused, another message passes.
+    let deep = |method: &str| {
+        Message::new(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"name":"read_file","arguments":{{"d":{}{}}}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        ))
+    };
+    assert_eq!(
+        answered(l.client(deep("tools/call")))["error"]["code"],
+        -32600
+    );
+    assert!(matches!(l.client(deep("prompts/get")), Step::Pass(_)));
+    // A batch with a gated member the gate cannot read is not sent.
+    let batch = format!(
+        r#"[{},{{"jsonrpc":"2.0","id":true,"method":"tools/call","params":{{"name":"read_file"}}}}]"#,
+        call(1, "read_file", json!({})).text()
+    );
+    let v = answered(l.client(Message::new(batch)));
+    let codes: Vec<&Value> = v
+        .as_array()
+        .expect("a batch answer")
+        .iter()
+        .map(|a| &a["error"]["code"])
+        .collect();
+    assert_eq!(codes, [&json!(-32600), &json!(REFUSED_CODE)]);
+}
