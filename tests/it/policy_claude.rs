@@ -35,14 +35,32 @@ fn claude_code_receives_a_denied_calls_refusal_and_finishes_its_run() {
         {"tool_use": {"name": "mcp__fs__echo", "input": {"message": "still here"}}},
         {"text": "The delete was refused; the echo worked."}
     ]);
-    let api = MessagesApi::start(&env, "policy", &steps);
     let args = [
         "-p",
         "Delete /important, then echo.",
         "--allowedTools",
         "mcp__fs__delete_file,mcp__fs__echo",
     ];
-    let out = under(&env, "record", "cc-policy", Some(&api), &args);
+    // On a loaded machine Claude Code may ask the model before the Python server's tools
+    // are listed (it then never offers them, and the stand-in can only say "ok"): such a
+    // run did not test the gate at all, so it is run once more; a run that offered the
+    // tools is judged as it is.
+    let mut attempt = 0;
+    let (api, out) = loop {
+        attempt += 1;
+        let api = MessagesApi::start(&env, &format!("policy{attempt}"), &steps);
+        let out = under(&env, "record", "cc-policy", Some(&api), &args);
+        let offered = api.messages_requests().first().is_some_and(|first| {
+            first["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == "mcp__fs__delete_file"))
+        });
+        if offered || attempt == 2 {
+            break (api, out);
+        }
+        eprintln!("Claude Code asked the model before the MCP tools were listed; once more");
+        let _ = std::fs::remove_file(&log);
+    };
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("The delete was refused; the echo worked."),
