@@ -183,7 +183,7 @@ struct Rewrite {
     out: Vec<u8>,
     changed: usize,
     /// The `$commit` entries still waiting for their answers ([`commits`]).
-    commits: commits::Pending,
+    commits: Box<commits::Pending>,
 }
 
 impl Rewrite {
