@@ -240,3 +240,55 @@ fn redacting_a_tape_later_updates_the_commitment_of_each_answer_it_changes() {
     let out = run(env.mcptape(["redact", "--check", "nr"]));
     assert!(out.status.success(), "{}", text(&out));
 }
+
+#[test]
+fn a_scrubbed_proxy_under_record_redact_results_still_drops_the_bodies() {
+    let env = raw_env();
+    let script = env.path("raw.py").display().to_string();
+    let mcptape = env!("CARGO_BIN_EXE_mcptape");
+    // The agent between record and the proxy scrubs its env and sets MCPTAPE_COMMIT=1
+    // (or =0) itself: the ancestor's --redact-results still holds.
+    for commit in ["1", "0"] {
+        let inner = format!(
+            "printf '%s\\n' '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"c\",\"version\":\"1\"}}}}}}' '{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"t\",\"arguments\":{{}}}}}}' | env -i PATH=\"$PATH\" HOME=\"$HOME\" MCPTAPE_COMMIT={commit} {mcptape} proxy --server raw -- {py} {script}",
+            py = python(),
+        );
+        let session = format!("scrub{commit}");
+        let out = run(env.mcptape([
+            "record",
+            &session,
+            "--redact-results",
+            "--",
+            "sh",
+            "-c",
+            &inner,
+        ]));
+        assert!(out.status.success(), "{}", text(&out));
+        let tape = std::fs::read_to_string(env.tape(&session)).expect("tape");
+        assert!(
+            !tape.contains("SECRET-REAL"),
+            "MCPTAPE_COMMIT={commit}: {tape}"
+        );
+        assert!(tape.contains(r#""body":"dropped""#), "{tape}");
+    }
+    // The exports form keeps what the shell has: no `unset` for a variable not given.
+    let out = run(env
+        .mcptape(["record", "pv", "--commit"])
+        .env("MCPTAPE_REDACT_RESULTS", "1"));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("export MCPTAPE_COMMIT='1'"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("unset MCPTAPE_REDACT_RESULTS"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("unset MCPTAPE_COMMIT"),
+        "{}",
+        stdout(&out)
+    );
+}
