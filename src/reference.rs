@@ -277,7 +277,7 @@ pub const VARS: &[Var] = &[
         name: "MCPTAPE_REDACT_RESULTS",
         commands: GUARDS,
         meaning: "`1`: --redact-results (result bodies left out, commitments kept), set by \
-                  `mcptape record`",
+                  `mcptape record`; `1` in the proxy's own or `record`'s environment wins",
     },
     Var {
         name: "MCPTAPE_PACE",

@@ -42,11 +42,11 @@ impl cli::Record {
                 (ENV_NO_REDACT, self.no_redact.then(|| "1".to_owned())),
                 faults[0].clone(),
                 faults[1].clone(),
-                commit[0].clone(),
-                commit[1].clone(),
             ];
-            // Only the guard's flags given: one not given unsets nothing.
+            // Only the guard's and the commitments' flags given: one not given unsets
+            // nothing (what the shell has is kept, as CMD's environment keeps it).
             exports.extend(guard.iter().filter(|(_, v)| v.is_some()).cloned());
+            exports.extend(commit.iter().filter(|(_, v)| v.is_some()).cloned());
             super::print_exports(&exports);
             say_where_exports_record(&tape, &self.session);
             return Ok(Outcome::Ok);

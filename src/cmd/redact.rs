@@ -4,6 +4,7 @@
 //! possible secrets of [`crate::redact::entropy`], which fail it only with `--strict`.
 
 mod check;
+mod commits;
 
 use std::path::Path;
 
@@ -181,6 +182,8 @@ impl Pass {
 struct Rewrite {
     out: Vec<u8>,
     changed: usize,
+    /// The `$commit` entries still waiting for their answers ([`commits`]).
+    commits: Box<commits::Pending>,
 }
 
 impl Rewrite {
@@ -219,8 +222,13 @@ impl Rewrite {
         if meta.dir == Direction::Lifecycle {
             redacted = without_off_mark(redacted);
         }
+        let start = self.out.len();
+        let answer = self.commits.entry(meta, message, &redacted, start);
         if redacted == message {
             line.push_whole(&mut self.out);
+            if answer == commits::Seen::Commit {
+                self.commits.written(self.out.len());
+            }
             return Ok(());
         }
         self.changed += 1;
@@ -242,7 +250,8 @@ impl Rewrite {
     }
 
     /// Replaces the tape when anything changed, and says how much.
-    fn save(self, path: &Path) -> Result<Found> {
+    fn save(mut self, path: &Path) -> Result<Found> {
+        self.changed += self.commits.apply(&mut self.out);
         if self.changed > 0 {
             store::replace_file(path, &self.out)?;
         }

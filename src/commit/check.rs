@@ -214,7 +214,13 @@ pub fn commitments(tape: &Tape) -> Vec<Commitment> {
 /// The commitments among `all` whose hash is `sha256`.
 pub fn matching<'a>(all: &'a [Commitment], sha256: &str) -> Vec<&'a Commitment> {
     all.iter()
-        .filter(|c| c.entry.alg == ALG && c.entry.digest.sha256() == Some(sha256))
+        .filter(|c| {
+            c.entry.alg == ALG
+                && c.entry
+                    .digest
+                    .sha256()
+                    .is_some_and(|hex| hex.eq_ignore_ascii_case(sha256))
+        })
         .collect()
 }
 

@@ -1,10 +1,14 @@
 //! Whether a connection commits to its `tools/call` results, and whether the tape keeps
 //! their bodies: from the flags (`--commit`, `--redact-results`, `--policy`) and from the
-//! mode's environment (`MCPTAPE_COMMIT`, `MCPTAPE_REDACT_RESULTS`, `MCPTAPE_POLICY`), read
-//! from our own environment when it has one of them, else from the nearest ancestor's
-//! that decides the mode ([`crate::mode::find`]) — so a proxy under `mcptape record
-//! --commit` commits even when the agent between them scrubbed its environment, as the
-//! faults do ([`crate::fault::env`]).
+//! mode's environment (`MCPTAPE_COMMIT`, `MCPTAPE_REDACT_RESULTS`, `MCPTAPE_POLICY`) —
+//! each variable read on its own, from our own environment when it has it, else from the
+//! nearest ancestor's that decides the mode ([`crate::mode::find`]), so a proxy under
+//! `mcptape record --commit` commits even when the agent between them scrubbed its
+//! environment, as the faults do ([`crate::fault::env`]).
+//!
+//! Privacy fails closed: `MCPTAPE_REDACT_RESULTS=1` in either environment drops the
+//! bodies — a proxy's own `MCPTAPE_COMMIT=0`, or a scrubbed environment without the
+//! variable, cannot undo an ancestor's `record --redact-results`.
 
 use crate::cli;
 use crate::error::{Error, Result};
@@ -21,31 +25,40 @@ impl Commitments {
     /// What the flags and the mode's environment ask for; `None`: no commitments.
     pub fn of(guard: &cli::Guard) -> Result<Option<Commitments>> {
         let own = mode::own()?;
-        let env = if says_anything(&own) {
-            own
-        } else {
-            mode::find()?
-        };
-        Commitments::of_env(guard, &env)
+        let ancestor = mode::find()?;
+        Commitments::of_envs(guard, &own, &ancestor)
     }
 
     /// What the flags and one environment's variables ask for.
+    #[cfg(test)]
     pub fn of_env(guard: &cli::Guard, env: &ModeEnv) -> Result<Option<Commitments>> {
-        let drop_bodies = guard.redact_results || switch(env, ENV_REDACT_RESULTS)?;
+        Commitments::of_envs(guard, env, env)
+    }
+
+    /// What the flags ask for, with each variable from `own` when it has it, else from
+    /// `ancestor`; `MCPTAPE_REDACT_RESULTS=1` in either drops the bodies.
+    pub fn of_envs(
+        guard: &cli::Guard,
+        own: &ModeEnv,
+        ancestor: &ModeEnv,
+    ) -> Result<Option<Commitments>> {
+        let pick = |name: &str| {
+            if own.get(name).is_some() {
+                own
+            } else {
+                ancestor
+            }
+        };
+        let drop_bodies = guard.redact_results
+            || switch(own, ENV_REDACT_RESULTS)?
+            || switch(ancestor, ENV_REDACT_RESULTS)?;
         let on = drop_bodies
             || guard.commit
             || guard.policy.is_some()
-            || switch(env, ENV_COMMIT)?
-            || env.get(ENV_POLICY).is_some();
+            || switch(pick(ENV_COMMIT), ENV_COMMIT)?
+            || pick(ENV_POLICY).get(ENV_POLICY).is_some();
         Ok(on.then_some(Commitments { drop_bodies }))
     }
-}
-
-/// True when the environment sets one of the variables that ask for commitments.
-fn says_anything(env: &ModeEnv) -> bool {
-    [ENV_COMMIT, ENV_REDACT_RESULTS, ENV_POLICY]
-        .into_iter()
-        .any(|name| env.get(name).is_some())
 }
 
 /// An on/off variable: `1` on, `0` or empty (or unset) off; anything else is a usage
@@ -131,6 +144,38 @@ mod tests {
         let err = Commitments::of_env(&none, &env(&[(ENV_COMMIT, "yes")])).expect_err("bad");
         assert!(err.to_string().contains("MCPTAPE_COMMIT"), "{err}");
         assert_eq!(err.exit_code(), crate::error::EXIT_USAGE);
+    }
+
+    #[test]
+    fn each_variable_is_read_on_its_own_and_dropping_bodies_fails_closed() {
+        let none = cli::Guard::default();
+        let dropped = Some(Commitments { drop_bodies: true });
+        let ancestor = env(&[(ENV_REDACT_RESULTS, "1")]);
+        // The reviewer's case: a scrubbed env with MCPTAPE_COMMIT=1 under
+        // `record --redact-results`.
+        for own in [
+            env(&[(ENV_COMMIT, "1")]),
+            env(&[(ENV_COMMIT, "0")]),
+            env(&[]),
+            env(&[(ENV_REDACT_RESULTS, "0")]),
+        ] {
+            assert_eq!(
+                Commitments::of_envs(&none, &own, &ancestor).expect("ok"),
+                dropped,
+                "{:?}",
+                own.vars
+            );
+        }
+        // Commit from the ancestor when our own env does not say; our own wins for it.
+        let commit = env(&[(ENV_COMMIT, "1")]);
+        assert_eq!(
+            Commitments::of_envs(&none, &env(&[]), &commit).expect("ok"),
+            Some(Commitments { drop_bodies: false })
+        );
+        assert_eq!(
+            Commitments::of_envs(&none, &env(&[(ENV_COMMIT, "0")]), &commit).expect("ok"),
+            None
+        );
     }
 
     #[test]

@@ -174,3 +174,121 @@ fn a_commitment_to_an_answer_with_a_secret_keeps_no_hash_to_guess_it_from() {
     assert!(commit[0]["params"]["sha256"].is_string(), "{entries:#?}");
     assert!(verify(&env, "p").status.success());
 }
+
+#[test]
+fn redacting_a_tape_later_updates_the_commitment_of_each_answer_it_changes() {
+    let env = raw_env();
+    let result =
+        r#"{"content":[{"type":"text","text":"x"}],"structuredContent":{"password":"hunter2"}}"#;
+    let out = call(
+        &env,
+        "nr",
+        &["--commit", "--no-redact"],
+        &[("RESULT", result)],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    // A second, plain call on the same tape: its commitment stays as it is.
+    let out = call(&env, "plain", &["--commit", "--no-redact"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let tape = env.tape("nr");
+    let plain = std::fs::read_to_string(env.tape("plain")).expect("tape");
+    let mut both = std::fs::read_to_string(&tape).expect("tape");
+    both.push_str(&plain);
+    std::fs::write(&tape, &both).expect("write");
+    let before = lifecycle(&tape_entries(&tape), "$commit")
+        .iter()
+        .map(|c| c["params"].clone())
+        .collect::<Vec<Value>>();
+    assert_eq!(before.len(), 2);
+    assert!(
+        before[0]["sha256"].is_string(),
+        "recorded with --no-redact: {before:?}"
+    );
+    assert!(verify(&env, "nr").status.success());
+
+    let out = run(env.mcptape(["redact", "nr"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let raw = std::fs::read_to_string(&tape).expect("tape");
+    assert!(!raw.contains("hunter2"), "{raw}");
+    let after = lifecycle(&tape_entries(&tape), "$commit")
+        .iter()
+        .map(|c| c["params"].clone())
+        .collect::<Vec<Value>>();
+    assert_eq!(after[0]["body"], "redacted", "{after:?}");
+    assert!(after[0].get("sha256").is_none(), "{after:?}");
+    assert!(
+        after[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("secret"))
+    );
+    assert_eq!(
+        after[1], before[1],
+        "the plain answer's commitment is untouched"
+    );
+    let report = verify(&env, "nr");
+    assert!(
+        report.status.success(),
+        "no false MISMATCH: {}",
+        text(&report)
+    );
+    assert!(
+        stdout(&report).ends_with("2 commitments: 1 ok, 0 mismatches, 1 not checkable\n"),
+        "{}",
+        stdout(&report)
+    );
+    // --check is unchanged: the redacted tape is clean.
+    let out = run(env.mcptape(["redact", "--check", "nr"]));
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn a_scrubbed_proxy_under_record_redact_results_still_drops_the_bodies() {
+    let env = raw_env();
+    let script = env.path("raw.py").display().to_string();
+    let mcptape = env!("CARGO_BIN_EXE_mcptape");
+    // The agent between record and the proxy scrubs its env and sets MCPTAPE_COMMIT=1
+    // (or =0) itself: the ancestor's --redact-results still holds.
+    for commit in ["1", "0"] {
+        let inner = format!(
+            "printf '%s\\n' '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"c\",\"version\":\"1\"}}}}}}' '{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"t\",\"arguments\":{{}}}}}}' | env -i PATH=\"$PATH\" HOME=\"$HOME\" MCPTAPE_COMMIT={commit} {mcptape} proxy --server raw -- {py} {script}",
+            py = python(),
+        );
+        let session = format!("scrub{commit}");
+        let out = run(env.mcptape([
+            "record",
+            &session,
+            "--redact-results",
+            "--",
+            "sh",
+            "-c",
+            &inner,
+        ]));
+        assert!(out.status.success(), "{}", text(&out));
+        let tape = std::fs::read_to_string(env.tape(&session)).expect("tape");
+        assert!(
+            !tape.contains("SECRET-REAL"),
+            "MCPTAPE_COMMIT={commit}: {tape}"
+        );
+        assert!(tape.contains(r#""body":"dropped""#), "{tape}");
+    }
+    // The exports form keeps what the shell has: no `unset` for a variable not given.
+    let out = run(env
+        .mcptape(["record", "pv", "--commit"])
+        .env("MCPTAPE_REDACT_RESULTS", "1"));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("export MCPTAPE_COMMIT='1'"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("unset MCPTAPE_REDACT_RESULTS"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("unset MCPTAPE_COMMIT"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -153,6 +153,11 @@ fn an_answer_given_matches_the_commitments_with_its_hash() {
     let hex = jcs::commitment(R).expect("hash");
     let hits: Vec<usize> = matching(&all, &hex).iter().map(|c| c.line).collect();
     assert_eq!(hits, [1, 3]);
+    let upper: Vec<usize> = matching(&all, &hex.to_uppercase())
+        .iter()
+        .map(|c| c.line)
+        .collect();
+    assert_eq!(upper, [1, 3], "hex compares without regard to case");
     assert!(matching(&all, "ff").is_empty());
 
     assert_eq!(result_of(R), Ok(R));
