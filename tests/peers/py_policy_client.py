@@ -18,7 +18,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from mcp import MCPError
 
 
 async def calls(session: ClientSession, plan: list) -> None:

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.exceptions import MCPError
+from mcp import MCPError
 
 MCPTAPE = os.environ.get("MCPTAPE", "mcptape")
 SERVER = shlex.split(os.environ.get("SERVER", "example-server"))
