@@ -7,11 +7,16 @@ use crate::framing::MAX_LINE_BYTES;
 
 mod agents;
 mod guard;
+mod look;
 mod replay;
 #[allow(unused_imports)] // until import uses TranscriptAgent (issue 15)
 pub use agents::{AgentName, Scope, Targets, TranscriptAgent};
 pub use agents::{Import, Install, Scan, Uninstall};
 pub use guard::{Approvals, Approve, Commitments, CommitmentsAction, Deny, Guard};
+#[allow(unused_imports)] // until view, diff, check and export are built (issue 18)
+pub use look::{
+    Check, CheckFailOn, Diff, DiffFailOn, Export, ExportFormat, Note, ReportFormat, View,
+};
 pub use replay::{Faults, MatchMode, Matching, RecordMode};
 
 /// What `record --help` says before its lists: how to play back what it recorded.
@@ -104,6 +109,16 @@ pub enum Command {
     Redact(Redact),
     /// Print a tape as a readable trace, one connection after another.
     Show(Show),
+    /// Write a tape as one self-contained HTML page: a timeline of its connections.
+    View(View),
+    /// Compare two tapes (or a tape and a live server): tools, resources, prompts, answers.
+    Diff(Diff),
+    /// Check a recorded run against rules, for CI: tools called, errors, durations.
+    Check(Check),
+    /// Write a tape as HAR 1.2, OTLP/JSON traces, or plain JSON lines.
+    Export(Export),
+    /// Add a note to a tape (a heading in show and view), also while it is recording.
+    Note(Note),
     /// List the recorded sessions.
     List(List),
     /// Wrap the MCP servers in agents' configs with `mcptape proxy` (keeping every other setting).
@@ -177,6 +192,9 @@ pub struct Record {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub guard: Guard,
+    /// Write this note first (a `$note` entry, shown as a heading by show and view).
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
     /// The command to run with MCPTAPE_RECORD set. Without one, prints the variables to
     /// export in another shell.
     #[arg(last = true, value_name = "CMD")]

@@ -33,6 +33,11 @@ const HOMES: &[&str] = &[
     "approvals",
     "approve",
     "deny",
+    "view",
+    "diff",
+    "check",
+    "export",
+    "note",
 ];
 /// Commands that read an MCP config.
 const CONFIGS: &[&str] = &["call", "tools", "servers"];
@@ -118,6 +123,18 @@ pub const EXITS: &[Exit] = &[
         commands: &["commitments"],
         meaning: "a commitment does not match its answer on the tape (verify), or the \
                   answer matches none of the tape's commitments (check)",
+    },
+    Exit {
+        code: Code::Is(EXIT_DIFFERENT),
+        commands: &["diff"],
+        meaning: "--fail-on breaking: a change that breaks the server's clients; --fail-on \
+                  any: any change",
+    },
+    Exit {
+        code: Code::Is(EXIT_DIFFERENT),
+        commands: &["check"],
+        meaning: "a rule failed (an expected tool not called, a forbidden one called, a \
+                  limit passed, a --fail-on kind found)",
     },
     Exit {
         code: Code::Passed,

@@ -3,11 +3,15 @@
 
 pub mod approvals;
 pub mod call;
+pub mod check;
 pub mod commitments;
+pub mod diff;
+pub mod export;
 pub mod help;
 pub mod import;
 pub mod install;
 pub mod list;
+pub mod note;
 pub mod proxy;
 pub mod record;
 pub mod redact;
@@ -17,6 +21,7 @@ pub mod servers;
 pub mod show;
 pub mod tools;
 pub mod verify;
+pub mod view;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -36,6 +41,11 @@ impl Cli {
             Command::Servers(c) => c.run(),
             Command::Redact(c) => c.run(),
             Command::Show(c) => c.run(),
+            Command::View(c) => c.run(),
+            Command::Diff(c) => c.run(),
+            Command::Check(c) => c.run(),
+            Command::Export(c) => c.run(),
+            Command::Note(c) => c.run(),
             Command::List(c) => c.run(),
             Command::Install(c) => c.run(),
             Command::Uninstall(c) => c.run(),

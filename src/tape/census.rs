@@ -64,12 +64,15 @@ impl Census {
                     let event = (meta.dir == Direction::Lifecycle)
                         .then(|| LifecycleKind::of_line(&line))
                         .flatten();
-                    let slot = grouper.add(
+                    let Some(slot) = grouper.add(
                         read.number,
                         &meta.server,
                         meta.conn.as_deref(),
                         event.as_ref(),
-                    );
+                    ) else {
+                        census.entries += 1;
+                        continue;
+                    };
                     if meta.source.is_some() {
                         grouper.mark_imported(slot);
                     }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::tape::close::Close;
 use crate::tape::lifecycle::{
-    Invalid, Lifecycle, LifecycleKind, Oversize, Start, StreamState, Truncated,
+    Invalid, Lifecycle, LifecycleKind, Note, Oversize, Start, StreamState, Truncated,
 };
 
 /// Which way an entry went.
@@ -170,6 +170,7 @@ impl Lifecycle {
             Lifecycle::Fault(_) => LifecycleKind::Fault,
             Lifecycle::Policy(_) => LifecycleKind::PolicyDecision,
             Lifecycle::Commit(_) => LifecycleKind::Commit,
+            Lifecycle::Note(_) => LifecycleKind::Note,
             Lifecycle::Other(kind) => kind.clone(),
         }
     }
@@ -210,6 +211,7 @@ impl Lifecycle {
             Lifecycle::Fault(fault) => fault.params(),
             Lifecycle::Policy(policy) => policy.params(),
             Lifecycle::Commit(commit) => commit.params(),
+            Lifecycle::Note(note) => json!({"text": note.text}),
             Lifecycle::Other(_) => json!({}),
         }
     }
@@ -276,6 +278,7 @@ impl Lifecycle {
             LifecycleKind::Commit => {
                 crate::tape::commit::CommitEntry::read(params).map(Lifecycle::Commit)
             }
+            LifecycleKind::Note => text("text").map(|text| Lifecycle::Note(Note { text })),
             LifecycleKind::Other(_) => None,
         };
         typed.unwrap_or(Lifecycle::Other(kind))

@@ -42,14 +42,20 @@ pub struct Grouper {
 
 impl Grouper {
     /// Adds the entry at `line`; `event` is its kind when it is a lifecycle entry
-    /// ([`LifecycleKind::of`], [`LifecycleKind::of_line`]). Returns the index of its connection (a new one is the next index).
+    /// ([`LifecycleKind::of`], [`LifecycleKind::of_line`]). Returns the index of its
+    /// connection (a new one is the next index), or `None` for a `$note`, which belongs
+    /// to the tape, not to a connection: replay never waits for it, `list` never counts
+    /// its server.
     pub fn add(
         &mut self,
         line: usize,
         server: &str,
         conn: Option<&str>,
         event: Option<&LifecycleKind>,
-    ) -> usize {
+    ) -> Option<usize> {
+        if event == Some(&LifecycleKind::Note) {
+            return None;
+        }
         let slot = match conn {
             Some(conn) => match self.by_conn.get(conn) {
                 Some(&slot) => slot,
@@ -83,7 +89,7 @@ impl Grouper {
                 self.open.remove(server);
             }
         }
-        slot
+        Some(slot)
     }
 
     fn push(&mut self, id: String, server: &str, line: usize) -> usize {

@@ -40,13 +40,16 @@ pub enum LifecycleKind {
     PolicyDecision,
     /// `$commit`: the commitment to a `tools/call` result ([`crate::tape::commit`]).
     Commit,
-    /// Any other method (`$note`, a newer writer's events), kept as written.
+    /// `$note`: text a person or a hook added to the tape (`mcptape note`, `record
+    /// --note`). It belongs to no connection and is never sent to anyone.
+    Note,
+    /// Any other method (a newer writer's events), kept as written.
     Other(String),
 }
 
 /// Every known kind, for reading a method back: [`LifecycleKind::as_str`] is the one
 /// spelling of each.
-const KNOWN: [LifecycleKind; 14] = [
+const KNOWN: [LifecycleKind; 15] = [
     LifecycleKind::Start,
     LifecycleKind::Close,
     LifecycleKind::Invalid,
@@ -61,6 +64,7 @@ const KNOWN: [LifecycleKind; 14] = [
     LifecycleKind::Fault,
     LifecycleKind::PolicyDecision,
     LifecycleKind::Commit,
+    LifecycleKind::Note,
 ];
 
 impl LifecycleKind {
@@ -81,6 +85,7 @@ impl LifecycleKind {
             LifecycleKind::Fault => "$fault",
             LifecycleKind::PolicyDecision => "$policy/decision",
             LifecycleKind::Commit => "$commit",
+            LifecycleKind::Note => "$note",
             LifecycleKind::Other(method) => method,
         }
     }
@@ -181,8 +186,9 @@ pub enum Lifecycle {
     Policy(crate::tape::policy::PolicyEntry),
     /// `$commit`: the commitment to a `tools/call` result.
     Commit(crate::tape::commit::CommitEntry),
-    /// Any other event (`$note`, a newer writer's events), or a known one of another
-    /// shape, kept.
+    /// `$note`: a person's or a hook's text, shown as a heading.
+    Note(Note),
+    /// Any other event (a newer writer's events), or a known one of another shape, kept.
     Other(LifecycleKind),
 }
 
@@ -208,6 +214,13 @@ pub struct Start {
     pub front: bool,
     /// True when the tape was recorded without redaction (`"redaction": "off"`).
     pub redaction_off: bool,
+}
+
+/// What a `$note` entry says: its text (its time is the entry's `_meta.ts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The note, as written (control characters escaped only where it is printed).
+    pub text: String,
 }
 
 /// What a `$transport/invalid` entry says: a line that was not a JSON-RPC message.
@@ -286,7 +299,7 @@ mod tests {
         for kind in KNOWN {
             assert_eq!(LifecycleKind::parse(kind.as_str()), kind);
         }
-        for method in ["$note", "$transport/Start", "$http/new", ""] {
+        for method in ["$notes", "$transport/Start", "$http/new", ""] {
             let kind = LifecycleKind::parse(method);
             assert_eq!(kind, LifecycleKind::Other(method.to_owned()));
             assert_eq!(kind.as_str(), method, "written back unchanged");

@@ -225,17 +225,27 @@ impl Tape {
         Ok(tape)
     }
 
-    /// The tape's connections, in the order they started.
+    /// The tape's notes (`$note` entries, in no connection): indexes into
+    /// [`Tape::entries`], in tape order.
+    pub fn notes(&self) -> Vec<usize> {
+        (0..self.entries.len())
+            .filter(|&i| LifecycleKind::of(&self.entries[i]) == Some(LifecycleKind::Note))
+            .collect()
+    }
+
+    /// The tape's connections, in the order they started (notes are in none).
     pub fn connections(&self) -> Vec<Connection> {
         let mut grouper = Grouper::default();
         let mut out: Vec<Connection> = Vec::new();
         for (idx, entry) in self.entries.iter().enumerate() {
-            let slot = grouper.add(
+            let Some(slot) = grouper.add(
                 entry.line,
                 &entry.meta.server,
                 entry.meta.conn.as_deref(),
                 LifecycleKind::of(entry).as_ref(),
-            );
+            ) else {
+                continue;
+            };
             if slot == out.len() {
                 let span = &grouper.spans()[slot];
                 out.push(Connection {

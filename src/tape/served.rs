@@ -163,12 +163,15 @@ impl ServerTape {
             let event = (meta.dir == Direction::Lifecycle)
                 .then(|| LifecycleKind::of_line(&buf[start..]))
                 .flatten();
-            let group = grouper.add(
+            let Some(group) = grouper.add(
                 read.number,
                 &meta.server,
                 meta.conn.as_deref(),
                 event.as_ref(),
-            );
+            ) else {
+                buf.truncate(start);
+                continue;
+            };
             if !servers.contains(&meta.server) {
                 servers.insert(meta.server.clone());
             }

@@ -30,7 +30,7 @@ use crate::matcher::Glob;
 use crate::tape::{Direction, Tape};
 
 mod answers;
-mod compare;
+pub mod compare;
 mod faulted;
 mod gated;
 mod player;

@@ -67,6 +67,7 @@ impl cli::Replay {
             max_bytes: cli::DEFAULT_MAX_BYTES,
             faults: self.faults.clone(),
             guard: cli::Guard::default(),
+            note: None,
             command: self.command.clone(),
         }
     }

@@ -318,6 +318,7 @@ pub(super) fn write_receipt(
         .map(|(c, n)| (c.as_str().to_owned(), json!(n)))
         .collect();
     let receipt = json!({
+        "kind": "verify",
         "tape": tape,
         "server": server,
         "command": command,
@@ -325,6 +326,7 @@ pub(super) fn write_receipt(
         "seconds": started.elapsed().map(|d| d.as_secs_f64()).unwrap_or(0.0),
         "complete": !broken,
         "counts": counts,
+        "calls": outcomes,
     });
     // 0600 like a tape: it names the server's command or URL.
     match safety::write_file(&path, format!("{receipt:#}\n").as_bytes(), 0o600) {
