@@ -16,7 +16,7 @@ pub enum Plan {
     /// Replay the tape (`none`, `new`, or `once` with a tape).
     Replay,
     /// Record, as `mcptape record` would.
-    Record(cli::Record),
+    Record(Box<cli::Record>),
 }
 
 impl cli::Replay {
@@ -29,14 +29,14 @@ impl cli::Replay {
                 self.check_new()?;
                 Ok(Plan::Replay)
             }
-            RecordMode::All => Ok(Plan::Record(self.as_record())),
+            RecordMode::All => Ok(Plan::Record(Box::new(self.as_record()))),
             RecordMode::Once if holds_a_connection(path)? => Ok(Plan::Replay),
             RecordMode::Once => {
                 crate::term::eprintln_escaped!(
                     "mcptape: no tape `{}` yet: recording it (--record-mode once)",
                     path.display()
                 );
-                Ok(Plan::Record(self.as_record()))
+                Ok(Plan::Record(Box::new(self.as_record())))
             }
         }
     }
