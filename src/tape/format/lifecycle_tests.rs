@@ -91,7 +91,10 @@ fn events() -> Vec<Lifecycle> {
             reason: "the client closed its stream".into(),
             request_id: Some("\"a-1\"".into()),
         },
-        Lifecycle::Other(LifecycleKind::Other("$note".into())),
+        Lifecycle::Note(crate::tape::lifecycle::Note {
+            text: "step 2: <b>search</b> \u{1b}[31m".into(),
+        }),
+        Lifecycle::Other(LifecycleKind::Other("$newer/event".into())),
     ]
 }
 
