@@ -32,6 +32,17 @@ impl cli::Record {
         let faults = crate::fault::env_vars(&self.faults)?;
         let guard = crate::policy::gate::env_vars(&self.guard)?;
         let commit = crate::commit::settings::env_vars(&self.guard);
+        if let Some(text) = &self.note {
+            crate::tape::note::check(text)
+                .map_err(|e| Error::Usage(format!("invalid --note: {e}")))?;
+            if self.command.is_empty() {
+                return Err(Error::Usage(
+                    "--note needs CMD: without one no tape is touched; once the proxies have \
+                     created it, add the note with `mcptape note SESSION TEXT`"
+                        .into(),
+                ));
+            }
+        }
         if self.command.is_empty() {
             // Only the variables: no tape is touched (proxies create it, or append to it).
             let mut exports = vec![
@@ -57,12 +68,27 @@ impl cli::Record {
             source,
         })?;
         let own = mode::own()?;
-        let fresh = store::start_fresh(&tape)?;
+        let mut fresh = store::start_fresh(&tape)?;
         if let Some(prev) = &fresh.kept {
             crate::term::eprintln_escaped!(
                 "mcptape: the previous tape is kept as `{}`",
                 prev.display()
             );
+        }
+        if let Some(text) = &self.note {
+            let get = |name: &str| std::env::var(name).ok();
+            let (redactor, _) = if self.no_redact {
+                (crate::redact::Redactor::off(), Vec::new())
+            } else {
+                crate::redact::Redactor::for_recording(&get)
+            };
+            match crate::tape::note::append(&tape, text, &redactor) {
+                Ok(bytes) => fresh.own_bytes = bytes,
+                Err(e) => {
+                    undo_fresh(&tape, &fresh);
+                    return Err(e.into());
+                }
+            }
         }
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..])

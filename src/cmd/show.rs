@@ -33,9 +33,18 @@ impl cli::Show {
         let conns = tape.connections();
         let mut out = std::io::stdout().lock();
         let text = if self.json {
+            let notes: Vec<Value> = tape
+                .notes()
+                .into_iter()
+                .map(|i| {
+                    let e = &tape.entries[i];
+                    json!({"line": e.line, "ts": e.meta.ts, "text": e.message.value()["params"]["text"]})
+                })
+                .collect();
             let doc = json!({
                 "tape": tape.path,
                 "warnings": tape.warnings,
+                "notes": notes,
                 "connections": conns.iter().map(|c| conn_json(&tape, c)).collect::<Vec<_>>(),
             });
             format!("{}\n", crate::term::json_pretty(&doc))
@@ -125,8 +134,19 @@ pub fn trace_painted(
         plural(tape.entries.len(), "entry").replace("entrys", "entries")
     );
     push(&mut out, width, &header, Look::Plain);
+    // Notes belong to no connection: each is printed once, as a heading, before the first
+    // entry (or connection) that comes after it on the tape.
+    let notes: Vec<&Entry> = tape.notes().into_iter().map(|i| &tape.entries[i]).collect();
+    let mut next_note = 0;
+    let mut notes_before = |out: &mut String, line: usize| {
+        while let Some(n) = notes.get(next_note).filter(|n| n.line < line) {
+            push(out, width, &note_heading(n), Look::Heading);
+            next_note += 1;
+        }
+    };
     for conn in conns {
         let entries: Vec<&Entry> = conn.entries.iter().map(|&i| &tape.entries[i]).collect();
+        notes_before(&mut out, entries.first().map_or(usize::MAX, |e| e.line));
         let start = entries.iter().find_map(|e| ts(e));
         let started = entries
             .iter()
@@ -157,6 +177,7 @@ pub fn trace_painted(
         );
         let mut asked: HashMap<(Direction, String), SystemTime> = HashMap::new();
         for e in entries {
+            notes_before(&mut out, e.line);
             let at = match (start, ts(e)) {
                 (Some(s), Some(t)) => format!("+{:.3}s", secs(s, t)),
                 _ => "       ".into(),
@@ -167,7 +188,18 @@ pub fn trace_painted(
             push(&mut out, width, &format!("{prefix}{line}"), look);
         }
     }
+    notes_before(&mut out, usize::MAX);
     out
+}
+
+/// A note as a heading: `══ NOTE text · 2026-12-02T10:00:00.250Z`.
+fn note_heading(e: &Entry) -> String {
+    let text = match crate::tape::lifecycle::Lifecycle::of(e) {
+        Some(crate::tape::lifecycle::Lifecycle::Note(n)) => n.text,
+        _ => String::new(),
+    };
+    let at = e.meta.ts.as_deref().unwrap_or("no timestamp");
+    format!("══ NOTE {text} · {at}")
 }
 
 /// A name from a tape as it may be printed: control characters escaped, so that a

@@ -17,7 +17,8 @@
 //! no write, no `.prev` rotation, so re-importing never pushes the original out).
 //! Otherwise the tape is written whole, with one append, after the previous tape of the
 //! name is kept as `.prev` ([`store::start_fresh`]), under the tape rules (no symlink,
-//! 0600).
+//! 0600). The notes of the previous tape (`mcptape note`) are carried over, after the
+//! calls, in their order.
 
 use std::path::{Path, PathBuf};
 
@@ -72,9 +73,13 @@ pub fn write(
     path: &Path,
     redactor: &Redactor,
 ) -> Result<Written, TapeError> {
-    let (bytes, servers) = render(session, agent, redactor)?;
+    let (mut bytes, servers) = render(session, agent, redactor)?;
     // A link is refused before it is read, as before it would be replaced.
     crate::tape::safety::check_replace(path)?;
+    // Notes a person added to the tape of an earlier import stay, after the calls.
+    for note in crate::tape::note::lines_of(path) {
+        bytes.extend_from_slice(&note);
+    }
     let same = std::fs::symlink_metadata(path)
         .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
         && std::fs::read(path).is_ok_and(|old| old == bytes);

@@ -17,6 +17,7 @@
 //! - [`stream`]: which HTTP stream a server message came on (`_meta.stream`).
 //! - [`source`]: where an imported entry came from (`_meta.source`).
 //! - [`fault`]: what a `$fault` entry (an injected fault) says.
+//! - [`note`]: `$note` entries (a person's headings, in no connection), written.
 //!
 //! Invariant: the message part of every line is byte-for-byte what crossed the wire. The
 //! format is specified in `docs/FORMAT.md`; every older version keeps loading.
@@ -32,6 +33,7 @@ pub mod kind;
 pub mod lifecycle;
 pub mod lines;
 pub mod near;
+pub mod note;
 pub mod policy;
 pub mod reader;
 pub mod safety;

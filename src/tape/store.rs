@@ -128,6 +128,9 @@ pub struct Fresh {
     /// Where the `.prev` it replaced waits (`.prev.ndjson.undo`) until the recording is
     /// known to have reached the fresh tape.
     older: Option<PathBuf>,
+    /// Bytes `record` itself wrote into the fresh tape before its command ran (its
+    /// `--note`): a tape holding only those is still one nothing reached.
+    pub own_bytes: u64,
 }
 
 /// Starts a fresh tape for `record`: keeps the previous one as `.prev` (the `.prev` it
@@ -205,7 +208,7 @@ fn undo_path(prev: &Path) -> PathBuf {
 /// removed. Otherwise the older `.prev` goes. A tape that holds anything, or is no longer
 /// an empty regular file, is left as it is. Returns whether it undid anything.
 pub fn undo_fresh(tape: &Path, fresh: &Fresh) -> Result<bool, TapeError> {
-    let empty = fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() == 0);
+    let empty = fs::symlink_metadata(tape).is_ok_and(|m| m.is_file() && m.len() == fresh.own_bytes);
     if !empty {
         settle_fresh(fresh)?;
         return Ok(false);

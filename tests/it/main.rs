@@ -46,6 +46,7 @@ mod loaders;
 mod match_any;
 mod matrix;
 mod meta;
+mod notes;
 mod npm;
 mod package;
 mod packaging_edges;
