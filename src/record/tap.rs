@@ -15,7 +15,8 @@
 //! What becomes an entry: a JSON object line is a message; each element of a JSON array
 //! line (a JSON-RPC batch) is a message tagged `_meta.batch`; any other non-blank line is
 //! a `$transport/invalid` lifecycle entry keeping its text; a line longer than the framing
-//! maximum is a `$transport/oversize` entry with its length and a prefix.
+//! maximum is a `$transport/oversize` entry with its length and a prefix. The first three
+//! are [`line`]'s.
 
 use std::sync::{Arc, mpsc};
 
@@ -25,13 +26,10 @@ use tokio::sync::Semaphore;
 
 use bytes::Bytes;
 use serde_json::json;
-use serde_json::value::RawValue;
 
 use crate::commit::layer::RESULT_PARAM;
 use crate::error::TapeError;
-use crate::framing;
 use crate::message::{Kind, Message};
-use crate::message::{Shape, shape};
 use crate::record::commits::{self, Held, Written};
 use crate::record::results::{self, Requests};
 use crate::redact::Redactor;
@@ -39,7 +37,7 @@ use crate::tape::TapeWriter;
 use crate::tape::close::Close;
 use crate::tape::commit::{Body, Digest};
 use crate::tape::format::{self, Direction, Meta};
-use crate::tape::lifecycle::{Invalid, Lifecycle, LifecycleKind, Oversize, Truncated};
+use crate::tape::lifecycle::{Lifecycle, LifecycleKind, Oversize, Truncated};
 use crate::tape::stream::Stream;
 
 enum Event {
@@ -460,18 +458,6 @@ impl State {
 
 fn render(event: Event, entries: &Entries, state: &mut State) -> Vec<Vec<u8>> {
     let drop_results = state.drop_results;
-    let invalid = |dir: Direction, ts, text: &[u8]| {
-        let (kind, params) = Lifecycle::Invalid(Invalid {
-            dir: Some(dir),
-            text: String::from_utf8_lossy(text).into_owned(),
-        })
-        .event();
-        let params = match drop_results {
-            true => results::without_text(params, "text"),
-            false => params,
-        };
-        entries.lifecycle(&kind, &params, ts)
-    };
     match event {
         Event::Finish => entries.commits(state.held.drain()),
         Event::DropResults => {
@@ -544,58 +530,11 @@ fn render(event: Event, entries: &Entries, state: &mut State) -> Vec<Vec<u8>> {
             bytes,
             stream,
             ..
-        } => {
-            let meta = |batch| Meta {
-                stream,
-                ..entries.meta(dir, ts, batch)
-            };
-            let text = framing::content(&bytes);
-            if text.trim_ascii().is_empty() {
-                return Vec::new();
-            }
-            match shape(text) {
-                Shape::Object if dir == Direction::Recv => {
-                    entries.answer(text, &meta(None), state, false)
-                }
-                Shape::Object => {
-                    let mut lines = entries.commits(state.sent(text).into_iter().collect());
-                    lines.push(entries.line(text, &meta(None)));
-                    lines
-                }
-                Shape::Array => {
-                    let elements: Vec<&RawValue> = std::str::from_utf8(text)
-                        .ok()
-                        .and_then(|t| serde_json::from_str(t).ok())
-                        .unwrap_or_default();
-                    if elements.is_empty() {
-                        return vec![invalid(dir, ts, text)];
-                    }
-                    state.batches += 1;
-                    let batch = state.batches;
-                    elements
-                        .into_iter()
-                        .flat_map(|el| {
-                            let el = el.get().as_bytes();
-                            match shape(el) {
-                                Shape::Object if dir == Direction::Recv => {
-                                    entries.answer(el, &meta(Some(batch)), state, true)
-                                }
-                                Shape::Object => {
-                                    let mut lines =
-                                        entries.commits(state.sent(el).into_iter().collect());
-                                    lines.push(entries.line(el, &meta(Some(batch))));
-                                    lines
-                                }
-                                _ => vec![invalid(dir, ts, el)],
-                            }
-                        })
-                        .collect()
-                }
-                Shape::Invalid => vec![invalid(dir, ts, text)],
-            }
-        }
+        } => line::entries(entries, state, dir, ts, &bytes, stream),
     }
 }
+
+mod line;
 
 #[cfg(test)]
 mod tests;
