@@ -152,13 +152,13 @@ pub enum ArgTest {
     /// A string the regex finds a match in (unanchored: `^…$` for the whole string).
     Regex(Regex),
     /// A number greater than this.
-    Gt(f64),
+    Gt(Bound),
     /// A number greater than or equal to this.
-    Ge(f64),
+    Ge(Bound),
     /// A number less than this.
-    Lt(f64),
+    Lt(Bound),
     /// A number less than or equal to this.
-    Le(f64),
+    Le(Bound),
     /// `true`: the path names a value (`null` too); `false`: it names none.
     Exists(bool),
 }
@@ -176,17 +176,132 @@ impl ArgTest {
     }
 
     fn one(&self, v: &Value) -> bool {
-        let num = || v.as_f64();
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let cmp = |b: &Bound| lax_number(v).and_then(|x| x.compare(b));
         match self {
-            ArgTest::Equals(want) => json_equal(want, v, 0),
+            ArgTest::Equals(want) => json_equal(want, v, 0) || lax_equal(want, v),
             ArgTest::Glob(glob) => v.as_str().is_some_and(|s| glob.is_match(s)),
             ArgTest::Regex(re) => v.as_str().is_some_and(|s| re.is_match(s)),
-            ArgTest::Gt(n) => num().is_some_and(|x| x > *n),
-            ArgTest::Ge(n) => num().is_some_and(|x| x >= *n),
-            ArgTest::Lt(n) => num().is_some_and(|x| x < *n),
-            ArgTest::Le(n) => num().is_some_and(|x| x <= *n),
+            ArgTest::Gt(b) => cmp(b) == Some(Greater),
+            ArgTest::Ge(b) => matches!(cmp(b), Some(Greater | Equal)),
+            ArgTest::Lt(b) => cmp(b) == Some(Less),
+            ArgTest::Le(b) => matches!(cmp(b), Some(Less | Equal)),
             ArgTest::Exists(_) => true,
         }
+    }
+}
+
+/// The number a `gt`/`ge`/`lt`/`le` test compares with: an integer exactly (TOML's are
+/// 64-bit), or a finite float.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// An integer.
+    Int(i64),
+    /// A finite float.
+    Float(f64),
+}
+
+/// A value read as a number the way a lenient server reads its arguments.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    /// An integer, exactly (JSON's may pass 64 bits).
+    Int(i128),
+    /// Anything else.
+    Float(f64),
+}
+
+impl Num {
+    /// How this compares with `b`: integers exactly, else as doubles; `None` for NaN.
+    fn compare(self, b: &Bound) -> Option<std::cmp::Ordering> {
+        match (self, *b) {
+            (Num::Int(x), Bound::Int(y)) => Some(x.cmp(&i128::from(y))),
+            (Num::Int(x), Bound::Float(y)) => (x as f64).partial_cmp(&y),
+            (Num::Float(x), Bound::Int(y)) => x.partial_cmp(&(y as f64)),
+            (Num::Float(x), Bound::Float(y)) => x.partial_cmp(&y),
+        }
+    }
+}
+
+/// `v` as a number, as the servers that coerce their arguments read it (pydantic's lax
+/// mode, the default of the Python SDK's and FastMCP's tools; zod's `coerce`): a JSON
+/// number; a string holding a decimal number once trimmed of whitespace (`" 5000 "`,
+/// `"5e3"`, `"+5000"`, `"5_000"`, `"inf"`); `true`/`false` as 1/0. So `gt = 1000` also
+/// catches `"5000"`, which such a server runs as 5000: the gate judges what the server
+/// will run, not the JSON type the client chose.
+fn lax_number(v: &Value) -> Option<Num> {
+    match v {
+        Value::Number(n) => Some(match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Num::Int(i128::from(i)),
+            (_, Some(u)) => Num::Int(i128::from(u)),
+            _ => Num::Float(n.as_f64()?),
+        }),
+        Value::Bool(b) => Some(Num::Int(i128::from(*b))),
+        Value::String(s) => number_text(s),
+        _ => None,
+    }
+}
+
+/// A string's number: trimmed, `_` between digits dropped (Python's `int("5_000")`),
+/// an integer exactly, else a float (`inf`, `nan` and exponents included); at most 4,300
+/// characters, Python's limit for `int(str)`.
+fn number_text(s: &str) -> Option<Num> {
+    let t = s.trim();
+    if t.is_empty() || t.len() > 4300 {
+        return None;
+    }
+    let b = t.as_bytes();
+    let mut plain = String::with_capacity(t.len());
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' {
+            let digit = |j: Option<&u8>| j.is_some_and(u8::is_ascii_digit);
+            if !(digit(i.checked_sub(1).and_then(|j| b.get(j))) && digit(b.get(i + 1))) {
+                return None;
+            }
+        } else {
+            plain.push(char::from(c));
+        }
+    }
+    if let Ok(i) = plain.parse::<i128>() {
+        return Some(Num::Int(i));
+    }
+    // An integer too long for i128 still compares (as a double, by its sign and size).
+    plain.parse::<f64>().ok().map(Num::Float)
+}
+
+/// `equals` as a lenient server reads the argument: a number the value reads as (see
+/// [`lax_number`]: `"5"`, `5.0`, `true` for 1), or for `true`/`false` the words pydantic reads as them (`"true"`,
+/// `"yes"`, `"on"`, `"1"`, … any case) and the numbers 1 and 0.
+fn lax_equal(want: &Value, v: &Value) -> bool {
+    match want {
+        Value::Number(_) => {
+            let want = lax_number(want).map(|n| match n {
+                Num::Int(i) => i64::try_from(i).map_or(Bound::Float(i as f64), Bound::Int),
+                Num::Float(f) => Bound::Float(f),
+            });
+            want.is_some_and(|w| {
+                lax_number(v).and_then(|x| x.compare(&w)) == Some(std::cmp::Ordering::Equal)
+            })
+        }
+        Value::Bool(want) => lax_bool(v) == Some(*want),
+        _ => false,
+    }
+}
+
+/// A value read as a boolean by pydantic's lax mode.
+fn lax_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(1.0) => Some(true),
+            Some(0.0) => Some(false),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
+            "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -267,10 +382,11 @@ mod tests {
         let v = json!({"n": 5, "f": 1.0, "s": "/etc/passwd", "list": [1, 20], "nul": null});
         let pass = |path: &str, t: ArgTest| t.passes(&at(path, &v));
         assert!(pass("f", ArgTest::Equals(json!(1))));
-        assert!(pass("n", ArgTest::Gt(4.0)) && !pass("n", ArgTest::Gt(5.0)));
-        assert!(pass("n", ArgTest::Ge(5.0)) && pass("n", ArgTest::Le(5.0)));
-        assert!(pass("list[*]", ArgTest::Gt(10.0)) && !pass("list[*]", ArgTest::Gt(30.0)));
-        assert!(!pass("s", ArgTest::Lt(1.0)), "a string is no number");
+        let f = Bound::Float;
+        assert!(pass("n", ArgTest::Gt(f(4.0))) && !pass("n", ArgTest::Gt(Bound::Int(5))));
+        assert!(pass("n", ArgTest::Ge(Bound::Int(5))) && pass("n", ArgTest::Le(f(5.0))));
+        assert!(pass("list[*]", ArgTest::Gt(f(10.0))) && !pass("list[*]", ArgTest::Gt(f(30.0))));
+        assert!(!pass("s", ArgTest::Lt(f(1.0))), "a path is no number");
         assert!(pass("s", ArgTest::Glob(glob("/etc/*").expect("glob"))));
         assert!(pass("s", ArgTest::Regex(regex("passwd$").expect("regex"))));
         assert!(!pass("n", ArgTest::Regex(regex(".").expect("regex"))));
@@ -278,5 +394,67 @@ mod tests {
         assert!(pass("missing", ArgTest::Exists(false)));
         assert!(!pass("missing", ArgTest::Equals(Value::Null)));
         assert!(glob("a[").is_err() && regex("(").is_err());
+    }
+
+    #[test]
+    fn numbers_and_booleans_are_read_as_a_lenient_server_reads_them() {
+        let gt = |v: Value, b: Bound| ArgTest::Gt(b).passes(&[&v]);
+        let k = Bound::Int(1000);
+        // pydantic's lax mode runs each of these as a number past 1000.
+        for v in [
+            json!("5000"),
+            json!(" 5000\n"),
+            json!("+5e3"),
+            json!("5_000"),
+            json!("5000.0"),
+            json!("inf"),
+        ] {
+            assert!(gt(v.clone(), k), "{v}");
+        }
+        for v in [
+            json!("500"),
+            json!("5__000"),
+            json!("_5000"),
+            json!("5000_"),
+            json!("0x2000"),
+            json!("five"),
+            json!(""),
+            json!(null),
+            json!([5000]),
+        ] {
+            assert!(!gt(v.clone(), k), "{v}");
+        }
+        // Integers beyond a double's 53 bits compare exactly.
+        let big = Bound::Int(9_007_199_254_740_993);
+        assert!(!gt(json!(9_007_199_254_740_993_u64), big));
+        assert!(gt(json!(9_007_199_254_740_994_u64), big));
+        assert!(gt(json!(u64::MAX), Bound::Int(i64::MAX)));
+        assert!(gt(json!("9007199254740994"), big));
+        assert!(ArgTest::Le(Bound::Int(0)).passes(&[&json!(false)]));
+        // equals: a number by its value in any spelling; a boolean by pydantic's words.
+        let eq = |want: Value, v: Value| ArgTest::Equals(want).passes(&[&v]);
+        assert!(
+            eq(json!(5), json!("5"))
+                && eq(json!(5), json!("5.0"))
+                && eq(json!(1.5), json!(" 1.5 "))
+        );
+        assert!(!eq(json!(5), json!("6")) && eq(json!(1), json!(true)));
+        for yes in [
+            json!("true"),
+            json!("Yes"),
+            json!(" on "),
+            json!("1"),
+            json!(1),
+            json!(1.0),
+        ] {
+            assert!(eq(json!(true), yes.clone()), "{yes}");
+        }
+        for no in [json!("false"), json!("OFF"), json!("n"), json!(0)] {
+            assert!(
+                eq(json!(false), no.clone()) && !eq(json!(true), no.clone()),
+                "{no}"
+            );
+        }
+        assert!(!eq(json!(true), json!("maybe")) && !eq(json!("5"), json!(5)));
     }
 }

@@ -356,10 +356,12 @@ fn arg_matchers(
 
 /// One test of a table of tests.
 fn test(name: &str, item: &Item) -> std::result::Result<ArgTest, String> {
-    let number = || -> std::result::Result<f64, String> {
+    let number = || -> std::result::Result<args::Bound, String> {
         match item.as_value() {
-            Some(toml_edit::Value::Integer(i)) => Ok(*i.value() as f64),
-            Some(toml_edit::Value::Float(f)) if f.value().is_finite() => Ok(*f.value()),
+            Some(toml_edit::Value::Integer(i)) => Ok(args::Bound::Int(*i.value())),
+            Some(toml_edit::Value::Float(f)) if f.value().is_finite() => {
+                Ok(args::Bound::Float(*f.value()))
+            }
             _ => Err("a finite number".into()),
         }
     };

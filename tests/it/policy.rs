@@ -459,3 +459,73 @@ fn call_with_a_policy_is_refused_and_the_server_never_sees_it() {
     assert_eq!(stdout(&out), "Echo: hi\n");
     assert_eq!(served(&log), ["echo"]);
 }
+
+#[test]
+fn numbers_and_booleans_in_strings_are_judged_as_the_pydantic_server_runs_them() {
+    let env = Env::new();
+    let policy = env.path("amounts.toml");
+    std::fs::write(
+        &policy,
+        r#"
+default = "allow"
+
+[[rule]]
+id = "big-transfers"
+decision = "deny"
+tool = "transfer"
+args.amount = { gt = 1000 }
+
+[[rule]]
+id = "confirmed"
+decision = "deny"
+tool = "transfer"
+args.confirm = true
+"#,
+    )
+    .expect("policy");
+    let log = env.path("server.log");
+    let argv = server(&log);
+    let config = json!({"mcpServers": {"fs": {"command": argv[0], "args": argv[1..]}}});
+    std::fs::write(env.path(".mcp.json"), config.to_string()).expect("config");
+    let p = policy.display().to_string();
+    let call =
+        |args: &str| run(env.mcptape(["call", "fs.transfer", "--args", args, "--policy", &p]));
+    // Each of these the server would run as a transfer of 5000, or a confirmed one.
+    for refused in [
+        r#"{"amount":"5000"}"#,
+        r#"{"amount":" 5000 "}"#,
+        r#"{"amount":5000.0}"#,
+        r#"{"amount":9007199254740993}"#,
+        r#"{"amount":10,"confirm":"yes"}"#,
+        r#"{"amount":10,"confirm":1}"#,
+    ] {
+        let out = call(refused);
+        assert_eq!(out.status.code(), Some(1), "{refused}: {}", text(&out));
+        assert!(
+            stderr(&out).contains("Tool call blocked by policy"),
+            "{refused}: {}",
+            text(&out)
+        );
+    }
+    assert!(
+        served(&log).is_empty(),
+        "the server never got a refused transfer"
+    );
+    // A small amount in a string goes through, and the server did read it as a number:
+    // the coercion the gate must judge by is real.
+    let out = call(r#"{"amount":"500","confirm":"no"}"#);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(stdout(&out), "sent 500\n");
+    let logged: Value = serde_json::from_str(
+        std::fs::read_to_string(&log)
+            .expect("log")
+            .lines()
+            .next()
+            .expect("a line"),
+    )
+    .expect("json");
+    assert_eq!(
+        logged["arguments"],
+        json!({"amount": 500, "confirm": false})
+    );
+}

@@ -14,6 +14,8 @@ Tools (none with an outputSchema):
     read_file(path)      -> "contents of PATH"     readOnlyHint: true
     delete_file(path)    -> "deleted PATH"         destructiveHint: true
     write_file(path, content) -> "wrote N bytes to PATH"   destructiveHint: false
+    transfer(amount: int, confirm: bool) -> "sent AMOUNT"  destructiveHint: false; pydantic's
+                         lax mode reads "5000" as 5000 and "yes" as True (logged as read)
 """
 
 import json
@@ -59,6 +61,13 @@ def write_file(path: str, content: str) -> str:
     """Writes a file (pretends to)."""
     log("write_file", {"path": path, "content": content})
     return f"wrote {len(content)} bytes to {path}"
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=False, readOnlyHint=False), structured_output=False)
+def transfer(amount: int, confirm: bool = False) -> str:
+    """Sends an amount (pretends to)."""
+    log("transfer", {"amount": amount, "confirm": confirm})
+    return f"sent {amount}"
 
 
 def main() -> None:
