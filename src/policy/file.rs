@@ -325,6 +325,9 @@ fn arg_matchers(
                     let keys: Vec<&str> = inner.iter().map(|(k, _)| k).collect();
                     let tests = keys.iter().filter(|k| TESTS.contains(k)).count();
                     if tests == 0 && !keys.is_empty() {
+                        if let Some(e) = misspelt_test(&path_text, inner) {
+                            return Err(e);
+                        }
                         stack.push((path_text, inner));
                         continue;
                     }
@@ -352,6 +355,26 @@ fn arg_matchers(
         }
     }
     Ok(out)
+}
+
+/// A key of a nested `args` table that looks like a misspelt test (`{ glb = "/etc/*" }`,
+/// `{ Gt = 5 }`): read as a path it would name an argument that is never there, and the
+/// rule would silently never apply. A real argument of such a name is written as one
+/// quoted key: `'path.glb' = "…"`.
+fn misspelt_test(prefix: &str, inner: &dyn TableLike) -> Option<String> {
+    inner.iter().find_map(|(k, v)| {
+        if v.is_table_like() {
+            return None;
+        }
+        let lower = k.to_ascii_lowercase();
+        let near = TESTS.iter().find(|t| {
+            lower == **t || (k.len() >= 2 && strsim::damerau_levenshtein(&lower, t) <= 1)
+        })?;
+        Some(format!(
+            "`{prefix}.{k}`: `{k}` is not a test; did you mean `{near}`? (an argument named \
+             `{k}` is written as one quoted key: `'{prefix}.{k}' = …`)"
+        ))
+    })
 }
 
 /// One test of a table of tests.

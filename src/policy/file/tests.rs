@@ -181,6 +181,18 @@ fn bad_files_are_errors_that_name_the_line_and_the_rule() {
             "`[y]`: an index",
         ),
         (
+            "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = { path = { glb = \"/etc/*\" } }",
+            "`path.glb`: `glb` is not a test; did you mean `glob`?",
+        ),
+        (
+            "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs.options.count = { Gt = 1000 }",
+            "`options.count.Gt`: `Gt` is not a test; did you mean `gt`?",
+        ),
+        (
+            "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = { p = { equal = 1 } }",
+            "did you mean `equals`?",
+        ),
+        (
             "default = \"allow\"\nrule = 3",
             "line 2: `rule` is a list of [[rule]] tables",
         ),
@@ -197,6 +209,21 @@ fn bad_files_are_errors_that_name_the_line_and_the_rule() {
             "{text:?}\n  got:  {got}\n  want: {want}"
         );
     }
+}
+
+#[test]
+fn nested_paths_that_look_nothing_like_tests_still_load() {
+    // `options = { recursive = true, depth = 3 }` is two paths; an argument named like a
+    // test is one quoted key.
+    let p = policy(
+        "default = \"allow\"\n[[rule]]\nid = \"a\"\ndecision = \"deny\"\nargs = { options = { recursive = true, depth = 3 } }\n[[rule]]\nid = \"b\"\ndecision = \"deny\"\nargs = { 'q.glb' = 1 }\n",
+    );
+    let both = json!({"options": {"recursive": true, "depth": 3}});
+    assert_eq!(decided(&p, &call("t", &both, None)).1, ["a"]);
+    let one = json!({"options": {"recursive": true, "depth": 2}});
+    assert_eq!(decided(&p, &call("t", &one, None)).1, Vec::<String>::new());
+    let glb = json!({"q": {"glb": 1}});
+    assert_eq!(decided(&p, &call("t", &glb, None)).1, ["b"]);
 }
 
 #[test]
