@@ -11,7 +11,7 @@
   const ROW = 22, LABEL_W = 220;
   const COLORS = { ok: '#2e8b57', error: '#d03030', 'tool-error': '#e08a00', fault: '#8b1a8b',
     policy: '#1f6fd0', unanswered: '#888888', diverged: '#ff2d95' };
-  const SEV = { ok: '#2e8b57', info: '#777777', warn: '#1f6fd0', bad: '#d03030' };
+  const SEVC = { ok: '#2e8b57', info: '#777777', warn: '#1f6fd0', bad: '#d03030' };
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
     const n = document.createElement(tag);
@@ -321,7 +321,7 @@
         if (e[T] == null) continue;
         const x = pos(e[T], w);
         if (e[DIR] === 'l') {
-          g.fillStyle = SEV[e[SEV]] || '#777';
+          g.fillStyle = SEVC[e[SEV]] || '#777';
           g.fillRect(x - 1, 0, 2, h);
           hit.push([x - 2, x + 2, 0, h, i]);
         } else {
