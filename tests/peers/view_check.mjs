@@ -101,9 +101,12 @@ try {
     facts.flags = await page.locator('.flag').allTextContents();
     // Open every visible row (its detail renders the payloads too), then search for one.
     const n = await page.locator('.row').count();
-    for (let i = 0; i < n; i++) await page.locator('.row').nth(i).click();
-    facts.detail_text = await page.textContent('#detail');
-    await page.fill('#search', '<script>');
+    facts.details = [];
+    for (let i = 0; i < n; i++) {
+      await page.locator('.row').nth(i).click();
+      facts.details.push(await page.textContent('#detail'));
+    }
+    await page.fill('#search', 'onerror=alert(5)');
     await page.waitForFunction(() => document.getElementById('count').textContent !== '');
     facts.search_rows = await page.locator('.row').count();
     facts.injected = await page.evaluate(() => ({
@@ -122,7 +125,7 @@ try {
     facts.last_rows = await page.locator('.row').evaluateAll((rs) => rs.map((r) => r.dataset.line));
     facts.rows_in_dom_at_end = facts.last_rows.length;
     const s = Date.now();
-    await page.fill('#search', 'needle-99999');
+    await page.fill('#search', 'needle-99997');
     await page.waitForFunction(() => document.getElementById('count').textContent !== '', null, { timeout: 60000 });
     facts.search_ms = Date.now() - s;
     facts.search_count = await page.textContent('#count');
