@@ -125,8 +125,8 @@
     }
     r.append(el('span', 'ln', e[LINE]), el('span', 'at', fmtMs(e[T])), el('span', 'ar', arrow(e[DIR])),
       el('span', 'cn', connName(e[CONN])));
-    const lab = el('span', e[SEV] ? 'sev-' + e[SEV] : null, e[LABEL]);
-    r.append(lab);
+    r.append(el('span', e[SEV] ? 'sev-' + e[SEV] : null, e[LABEL]));
+    if (e[KIND] === 'a') r.append(el('span', 'cn', X[e[EX]][XM] + (X[e[EX]][XTOOL] ? ' ' + X[e[EX]][XTOOL] : '')));
     if (e[EX] >= 0 && e[KIND] === 'q') {
       const s = status(e[EX]);
       r.append(el('span', 'st ' + s, s));
