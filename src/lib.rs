@@ -84,6 +84,7 @@ mod upstream;
 mod usage;
 mod verdict;
 mod verify;
+mod view;
 
 pub use cli::{Cli, MatchMode};
 pub use config::Config;

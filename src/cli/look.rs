@@ -34,7 +34,8 @@ pub struct View {
     #[arg(long)]
     pub open: bool,
     /// Show a verify or replay receipt beside the tape (`<session>.verify.json`,
-    /// `<session>.replay.json`): divergences and changed paths highlighted.
+    /// `<session>.replay.json`): divergences and changed paths highlighted. Only the
+    /// receipt named here is shown: one merely lying beside the tape is not read.
     #[arg(long, value_name = "RECEIPT")]
     pub verify: Option<std::path::PathBuf>,
 }

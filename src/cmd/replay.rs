@@ -6,6 +6,9 @@
 //! of a replayed server was never used; otherwise CMD's own status. An imported
 //! connection (`_meta.source`) is an agent's log rather than a script: its calls never
 //! sent and the connection never used are notes, not failures.
+//!
+//! The verdicts are also left beside the tape as `<session>.replay.json` (`receipt.rs`),
+//! for `view --verify` and `check`.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -28,6 +31,7 @@ use crate::style::{Paint, Role, Stream};
 use crate::tape::Census;
 use crate::verdict::Verdict;
 
+mod receipt;
 mod record_modes;
 
 impl cli::Replay {
@@ -105,6 +109,7 @@ impl cli::Replay {
         let status = process::run_wrapped(cmd, &process::display(&self.command))?;
         report.wait_for_proxies();
         let verdicts = Verdict::collect(report.path());
+        receipt::write(&path, &verdicts);
         // `new` replays with `--match any` (it refuses the other modes).
         let any = self.matching.match_mode == Some(cli::MatchMode::Any)
             || self.record_mode == cli::RecordMode::New;

@@ -71,8 +71,8 @@ pub struct Played {
     /// Why it was skipped or not played, or what went wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Where the answers differ.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Where the answers differ (left out of a receipt when none: read back as none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<Difference>,
     /// The tape line of the recorded answer.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -75,3 +75,4 @@ mod torn;
 mod verify;
 mod verify_empty;
 mod verify_fixes;
+mod view;
