@@ -48,6 +48,7 @@
 //! the fuzz targets) use is re-exported below.
 
 mod agents;
+mod check;
 mod cli;
 mod cmd;
 mod commit;
