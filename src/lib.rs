@@ -59,6 +59,7 @@ mod duration;
 mod era;
 mod error;
 mod exchange;
+mod export;
 mod fault;
 mod framing;
 mod github;
