@@ -371,7 +371,11 @@ fn fail_on(scope: &Scope<'_>, kind: CheckFailOn, receipt: Option<&Receipt>) -> V
                     let i = scope.tape.entries.iter().position(|e| e.line == line);
                     match i {
                         Some(i) if scope.entries().any(|j| j == i) => {
-                            Some(scope.at(i, "diverged in the receipt".to_owned()))
+                            let method = scope.tape.entries[i]
+                                .message
+                                .method()
+                                .unwrap_or("the message");
+                            Some(scope.at(i, format!("`{method}` diverged in the receipt")))
                         }
                         Some(_) => None,
                         None => Some(Finding {

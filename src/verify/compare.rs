@@ -72,7 +72,7 @@ pub struct Played {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Where the answers differ.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<Difference>,
     /// The tape line of the recorded answer.
     #[serde(skip_serializing_if = "Option::is_none")]
