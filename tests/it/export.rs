@@ -41,7 +41,20 @@ fn validate(env: &Env, script: &str, doc: &Value, name: &str) -> Result<Value, S
     }
     let out = run(cmd.arg(&file));
     match out.status.code() {
-        Some(0) => Ok(serde_json::from_slice(&out.stdout).expect("the validator's summary")),
+        Some(0) => {
+            // The figures the closing note quotes (`--nocapture`).
+            let summary: Value =
+                serde_json::from_slice(&out.stdout).expect("the validator's summary");
+            match summary["spans"].as_array() {
+                Some(spans) => eprintln!(
+                    "{script} {name}: {} resourceSpans, {} spans parsed",
+                    summary["resourceSpans"],
+                    spans.len()
+                ),
+                None => eprintln!("{script} {name}: {summary}"),
+            }
+            Ok(summary)
+        }
         Some(1) => Err(stderr(&out)),
         _ => panic!("the validator crashed: {}", text(&out)),
     }
