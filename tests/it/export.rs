@@ -159,6 +159,16 @@ fn har_of_stdio_and_http_tapes_is_valid_har_1_2() {
     assert!(err.contains("is not of type 'integer'"), "{err}");
 
     let http = http_tape(&env);
+    // The same tape as OTLP: Streamable HTTP spans with the server's address.
+    let otlp: Value = serde_json::from_str(&export(&env, &http, "otlp")).expect("OTLP is JSON");
+    let parsed = validate(&env, "validate_otlp.py", &otlp, "http.json").expect("a valid request");
+    let spans = parsed["spans"].as_array().expect("spans");
+    assert!(spans.len() >= 9, "{parsed:#}");
+    for s in spans {
+        assert_eq!(s["attributes"]["network.transport"], "tcp");
+        assert_eq!(s["attributes"]["network.protocol.name"], "http");
+        assert_eq!(s["attributes"]["server.address"], "127.0.0.1");
+    }
     let doc: Value = serde_json::from_str(&export(&env, &http, "har")).expect("HAR is JSON");
     let summary = validate(&env, "validate_har.py", &doc, "http.har").expect("valid HAR 1.2");
     assert!(
