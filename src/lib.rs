@@ -48,6 +48,7 @@
 //! the fuzz targets) use is re-exported below.
 
 mod agents;
+mod check;
 mod cli;
 mod cmd;
 mod commit;
@@ -58,6 +59,7 @@ mod duration;
 mod era;
 mod error;
 mod exchange;
+mod export;
 mod fault;
 mod framing;
 mod github;

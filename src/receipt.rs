@@ -162,6 +162,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_verify_receipt_reads_back_with_calls_that_have_no_differences() {
+        // verify leaves `differences` out of a call that is the same.
+        let same = br#"{"kind":"verify","server":"s","calls":[{"server":"s","conn":"c","line":5,"method":"tools/call","tool":"echo","class":"same"},{"server":"s","conn":"c","line":7,"method":"tools/list","class":"changed","differences":[{"path":"result","old":1,"new":2}]}]}"#;
+        let r = Receipt::parse(Path::new("r.json"), same).expect("verify's own receipt");
+        assert_eq!(r.diverged_lines(), [7]);
+    }
+
+    #[test]
     fn both_kinds_and_the_older_verify_receipt_read() {
         let p = Path::new("r.json");
         let old = br#"{"tape":"t","server":"s","command":"c","counts":{"same":1}}"#;

@@ -1,0 +1,567 @@
+//! Each rule run over a tape: one [`Verdict`] per rule, in a fixed order (tools expected,
+//! tools forbidden, calls, durations, then `--fail-on` kinds as given).
+
+use std::time::{Duration, SystemTime};
+
+use super::rules::{Rules, shown, word};
+use super::{CheckError, Finding, Verdict};
+use crate::cli::CheckFailOn;
+use crate::exchange::{Exchange, Exchanges, Status, time};
+use crate::receipt::Receipt;
+use crate::tape::lifecycle::Lifecycle;
+use crate::tape::policy::Resolution;
+use crate::tape::{Direction, Tape};
+
+/// A tape, its exchanges, and which of them the check looks at.
+pub struct Scope<'a> {
+    tape: &'a Tape,
+    x: &'a Exchanges,
+    /// Per connection: in scope.
+    conns: Vec<bool>,
+    /// Per entry: its connection's index, when it has one.
+    conn_of: Vec<Option<usize>>,
+    /// True when no `--server` narrows the scope (notes count).
+    whole: bool,
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of `servers` (every connection when empty); a server the tape does not
+    /// have is an error.
+    pub fn new(tape: &'a Tape, x: &'a Exchanges, servers: &[String]) -> Result<Self, CheckError> {
+        for s in servers {
+            if !x.connections.iter().any(|c| &c.server == s) {
+                let mut known: Vec<&str> =
+                    x.connections.iter().map(|c| c.server.as_str()).collect();
+                known.sort_unstable();
+                known.dedup();
+                return Err(CheckError::NoServer {
+                    server: s.clone(),
+                    tape: tape.path.display().to_string(),
+                    known: if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    },
+                });
+            }
+        }
+        let conns = x
+            .connections
+            .iter()
+            .map(|c| servers.is_empty() || servers.contains(&c.server))
+            .collect();
+        let mut conn_of = vec![None; tape.entries.len()];
+        for (c, conn) in x.connections.iter().enumerate() {
+            for &i in &conn.entries {
+                conn_of[i] = Some(c);
+            }
+        }
+        Ok(Scope {
+            tape,
+            x,
+            conns,
+            conn_of,
+            whole: servers.is_empty(),
+        })
+    }
+
+    /// The entries in scope, by index, in tape order.
+    fn entries(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.tape.entries.len()).filter(|&i| match self.conn_of[i] {
+            Some(c) => self.conns[c],
+            None => self.whole,
+        })
+    }
+
+    /// The client requests in scope.
+    fn requests(&self) -> impl Iterator<Item = &'a Exchange> + '_ {
+        self.x
+            .exchanges
+            .iter()
+            .filter(|e| self.conns[e.conn] && e.from == Direction::Send)
+    }
+
+    fn calls(&self) -> impl Iterator<Item = &'a Exchange> + '_ {
+        self.requests().filter(|e| e.method == "tools/call")
+    }
+
+    fn conn_id(&self, i: usize) -> Option<String> {
+        self.conn_of[i].map(|c| self.x.connections[c].id.clone())
+    }
+
+    /// A finding about an exchange.
+    fn about(&self, e: &Exchange, message: String) -> Finding {
+        Finding {
+            line: Some(self.tape.entries[e.request].line),
+            conn: Some(self.x.connections[e.conn].id.clone()),
+            id: Some(e.id.clone()),
+            tool: e.tool.clone(),
+            message,
+        }
+    }
+
+    /// A finding about one entry.
+    fn at(&self, i: usize, message: String) -> Finding {
+        Finding {
+            line: Some(self.tape.entries[i].line),
+            conn: self.conn_id(i),
+            id: None,
+            tool: None,
+            message,
+        }
+    }
+}
+
+/// Every rule's verdict. `receipt` is what `--fail-on diverged` reads (the caller
+/// loads it, and refuses `diverged` without one).
+pub fn run(
+    scope: &Scope<'_>,
+    rules: &Rules,
+    receipt: Option<&Receipt>,
+) -> Result<Vec<Verdict>, CheckError> {
+    let mut out = Vec::new();
+    for g in &rules.expect {
+        let hits: Vec<&Exchange> = scope
+            .calls()
+            .filter(|e| e.tool.as_deref().is_some_and(|t| g.glob.is_match(t)))
+            .collect();
+        let findings = if hits.is_empty() {
+            let mut called: Vec<&str> = scope.calls().filter_map(|e| e.tool.as_deref()).collect();
+            called.sort_unstable();
+            called.dedup();
+            let called = if called.is_empty() {
+                "no tool at all".to_owned()
+            } else {
+                called.join(", ")
+            };
+            vec![Finding {
+                line: None,
+                conn: None,
+                id: None,
+                tool: None,
+                message: format!(
+                    "no tools/call named a tool matching `{}`; called: {called}",
+                    g.text
+                ),
+            }]
+        } else {
+            Vec::new()
+        };
+        out.push(verdict(
+            "expect-tool",
+            g.text.clone(),
+            !hits.is_empty(),
+            hits.len(),
+            format!("{} matching call(s)", hits.len()),
+            findings,
+        ));
+    }
+    for g in &rules.forbid {
+        let findings: Vec<Finding> = scope
+            .calls()
+            .filter(|e| e.tool.as_deref().is_some_and(|t| g.glob.is_match(t)))
+            .map(|e| {
+                scope.about(
+                    e,
+                    format!(
+                        "tools/call `{}` ({})",
+                        e.tool.as_deref().unwrap_or(""),
+                        e.status.as_str()
+                    ),
+                )
+            })
+            .collect();
+        let n = findings.len();
+        out.push(verdict(
+            "forbid-tool",
+            g.text.clone(),
+            n == 0,
+            n,
+            format!("{n} matching call(s)"),
+            findings,
+        ));
+    }
+    if let Some(max) = rules.max_calls {
+        let calls: Vec<&Exchange> = scope.calls().collect();
+        let findings: Vec<Finding> = calls
+            .iter()
+            .enumerate()
+            .skip(max)
+            .map(|(k, e)| {
+                let tool = e.tool.as_deref().unwrap_or("");
+                scope.about(
+                    e,
+                    format!("tools/call `{tool}`: call {} (at most {max})", k + 1),
+                )
+            })
+            .collect();
+        out.push(verdict(
+            "max-calls",
+            max.to_string(),
+            calls.len() <= max,
+            calls.len(),
+            format!("{} tools/call request(s), at most {max}", calls.len()),
+            findings,
+        ));
+    }
+    if let Some(max) = rules.max_duration {
+        out.push(whole_run(scope, max)?);
+    }
+    if let Some(max) = rules.max_call_duration {
+        out.push(slowest(scope, max)?);
+    }
+    for &kind in &rules.fail_on {
+        let findings = fail_on(scope, kind, receipt);
+        let n = findings.len();
+        out.push(verdict(
+            "fail-on",
+            word(kind).to_owned(),
+            n == 0,
+            n,
+            format!("{n} found"),
+            findings,
+        ));
+    }
+    Ok(out)
+}
+
+fn verdict(
+    rule: &'static str,
+    arg: String,
+    pass: bool,
+    count: usize,
+    summary: String,
+    findings: Vec<Finding>,
+) -> Verdict {
+    Verdict {
+        rule,
+        arg,
+        pass,
+        count,
+        summary,
+        findings,
+    }
+}
+
+fn no_times(scope: &Scope<'_>, flag: &'static str) -> CheckError {
+    CheckError::NoTimes {
+        flag,
+        tape: scope.tape.path.display().to_string(),
+    }
+}
+
+/// `--max-duration`: the first entry's time to the last one's.
+fn whole_run(scope: &Scope<'_>, max: Duration) -> Result<Verdict, CheckError> {
+    let times: Vec<(usize, SystemTime)> = scope
+        .entries()
+        .filter_map(|i| time(&scope.tape.entries[i]).map(|t| (i, t)))
+        .collect();
+    let (Some(first), Some(last)) = (
+        times.iter().min_by_key(|t| t.1),
+        times.iter().max_by_key(|t| t.1),
+    ) else {
+        return Err(no_times(scope, "max-duration"));
+    };
+    let took = last.1.duration_since(first.1).unwrap_or_default();
+    let pass = took <= max;
+    let findings = if pass {
+        Vec::new()
+    } else {
+        vec![scope.at(
+            last.0,
+            format!(
+                "the run took {} (line {} to line {}), at most {}",
+                shown(took),
+                scope.tape.entries[first.0].line,
+                scope.tape.entries[last.0].line,
+                shown(max)
+            ),
+        )]
+    };
+    Ok(verdict(
+        "max-duration",
+        humantime::format_duration(max).to_string(),
+        pass,
+        took.as_millis() as usize,
+        format!("the run took {}, at most {}", shown(took), shown(max)),
+        findings,
+    ))
+}
+
+/// `--max-call-duration`: every client request answered slower, slowest first.
+fn slowest(scope: &Scope<'_>, max: Duration) -> Result<Verdict, CheckError> {
+    if !scope
+        .entries()
+        .any(|i| time(&scope.tape.entries[i]).is_some())
+    {
+        return Err(no_times(scope, "max-call-duration"));
+    }
+    let mut timed: Vec<(&Exchange, Duration)> = scope
+        .requests()
+        .filter_map(|e| e.duration().map(|d| (e, d)))
+        .collect();
+    timed.sort_by_key(|t| std::cmp::Reverse(t.1));
+    let summary = match timed.first() {
+        Some((e, d)) => format!(
+            "the slowest answer took {} ({} at line {}), at most {}",
+            shown(*d),
+            title(e),
+            scope.tape.entries[e.request].line,
+            shown(max)
+        ),
+        None => "no request has an answer with a time".to_owned(),
+    };
+    let findings: Vec<Finding> = timed
+        .iter()
+        .filter(|(_, d)| *d > max)
+        .map(|(e, d)| {
+            scope.about(
+                e,
+                format!("{} took {}, at most {}", title(e), shown(*d), shown(max)),
+            )
+        })
+        .collect();
+    let n = findings.len();
+    Ok(verdict(
+        "max-call-duration",
+        humantime::format_duration(max).to_string(),
+        n == 0,
+        n,
+        summary,
+        findings,
+    ))
+}
+
+/// `tools/call echo`, `initialize`.
+fn title(e: &Exchange) -> String {
+    match &e.tool {
+        Some(t) => format!("{} `{t}`", e.method),
+        None => e.method.clone(),
+    }
+}
+
+/// The findings of one `--fail-on` kind.
+fn fail_on(scope: &Scope<'_>, kind: CheckFailOn, receipt: Option<&Receipt>) -> Vec<Finding> {
+    match kind {
+        CheckFailOn::Error => scope
+            .requests()
+            .filter_map(|e| match &e.status {
+                Status::Error { code, message } => {
+                    let code = code.map_or_else(|| "no code".to_owned(), |c| c.to_string());
+                    Some(scope.about(e, format!("{} answered error {code}: {message}", title(e))))
+                }
+                _ => None,
+            })
+            .collect(),
+        CheckFailOn::ToolError => scope
+            .requests()
+            .filter(|e| e.status == Status::ToolError)
+            .map(|e| scope.about(e, format!("{} answered isError: true", title(e))))
+            .collect(),
+        CheckFailOn::Diverged => {
+            let Some(receipt) = receipt else {
+                return Vec::new();
+            };
+            let mut lines = receipt.diverged_lines();
+            lines.sort_unstable();
+            lines.dedup();
+            lines
+                .into_iter()
+                .filter_map(|line| {
+                    let i = scope.tape.entries.iter().position(|e| e.line == line);
+                    match i {
+                        Some(i) if scope.entries().any(|j| j == i) => {
+                            let method = scope.tape.entries[i]
+                                .message
+                                .method()
+                                .unwrap_or("the message");
+                            Some(scope.at(i, format!("`{method}` diverged in the receipt")))
+                        }
+                        Some(_) => None,
+                        None => Some(Finding {
+                            line: Some(line),
+                            conn: None,
+                            id: None,
+                            tool: None,
+                            message: "diverged in the receipt (a line the tape does not have)"
+                                .into(),
+                        }),
+                    }
+                })
+                .collect()
+        }
+        _ => scope
+            .entries()
+            .filter_map(|i| lifecycle_finding(&scope.tape.entries[i], kind).map(|m| scope.at(i, m)))
+            .collect(),
+    }
+}
+
+/// What a lifecycle entry says for `--fail-on invalid|truncated|fault|policy-denied`.
+fn lifecycle_finding(entry: &crate::tape::Entry, kind: CheckFailOn) -> Option<String> {
+    let event = Lifecycle::of(entry)?;
+    match (kind, event) {
+        (CheckFailOn::Invalid, Lifecycle::Invalid(inv)) => {
+            let side = inv.dir.map_or("a", |d| {
+                if d == Direction::Send {
+                    "the client's"
+                } else {
+                    "the server's"
+                }
+            });
+            let text: String = inv.text.chars().take(80).collect();
+            Some(format!("{side} line was not a JSON-RPC message: {text}"))
+        }
+        (CheckFailOn::Invalid, Lifecycle::Oversize(o)) => {
+            Some(format!("a line too long to record ({})", o.size()))
+        }
+        (CheckFailOn::Truncated, Lifecycle::Truncated(t)) => Some(match t.max_bytes {
+            Some(n) => format!("the tape reached --max-bytes {n}: the recording stops here"),
+            None => "the tape was truncated here".to_owned(),
+        }),
+        (CheckFailOn::Fault, Lifecycle::Fault(f)) => {
+            let on = f
+                .tool
+                .as_deref()
+                .map(|t| format!(" on `{t}`"))
+                .unwrap_or_default();
+            Some(format!(
+                "injected fault {}{on} (rule {}: {})",
+                f.effect.as_str(),
+                f.index,
+                f.rule
+            ))
+        }
+        (CheckFailOn::PolicyDenied, Lifecycle::Policy(p))
+            if matches!(p.resolution, Resolution::Refused | Resolution::DryRun) =>
+        {
+            let tool = p
+                .tool
+                .as_deref()
+                .map(|t| format!(" `{t}`"))
+                .unwrap_or_default();
+            Some(format!(
+                "policy {} → {}: {}{tool}",
+                p.decision.as_str(),
+                p.resolution.as_str(),
+                p.method
+            ))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::rules::ToolGlob;
+
+    fn tape() -> Tape {
+        let m = |dir: &str, ms: u32| {
+            format!(
+                r#""_meta":{{"dir":"{dir}","server":"s","conn":"c1","ts":"2026-12-01T10:00:00.{ms:03}Z"}}"#
+            )
+        };
+        let lines = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"read_a"}},{}}}"#,
+                m("send", 0)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[]}},{}}}"#,
+                m("recv", 100)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"delete_b"}},{}}}"#,
+                m("send", 200)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"$policy/decision","params":{{"id":2,"method":"tools/call","tool":"delete_b","decision":"deny","rules":["r"],"resolution":"refused"}},{}}}"#,
+                m("lifecycle", 200)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"result":{{"isError":true,"content":[]}},{}}}"#,
+                m("recv", 200)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list",{}}}"#,
+                m("send", 300)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32601,"message":"no"}},{}}}"#,
+                m("recv", 900)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"$transport/invalid","params":{{"dir":"recv","text":"oops"}},{}}}"#,
+                m("lifecycle", 950)
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"$tape/truncated","params":{{"maxBytes":10}},{}}}"#,
+                m("lifecycle", 990)
+            ),
+        ];
+        let text = lines.join("\n") + "\n";
+        Tape::parse(std::path::Path::new("t.ndjson"), text.as_bytes()).expect("a valid tape")
+    }
+
+    fn glob(t: &str) -> ToolGlob {
+        ToolGlob {
+            text: t.into(),
+            glob: crate::policy::args::glob(t).expect("a glob"),
+        }
+    }
+
+    #[test]
+    fn every_rule_counts_what_it_names_at_its_line() {
+        let t = tape();
+        let x = Exchanges::of(&t);
+        let scope = Scope::new(&t, &x, &[]).expect("scope");
+        let rules = Rules {
+            expect: vec![glob("read_*"), glob("write_*")],
+            forbid: vec![glob("delete_*")],
+            max_calls: Some(1),
+            max_duration: Some(Duration::from_millis(500)),
+            max_call_duration: Some(Duration::from_millis(300)),
+            fail_on: vec![
+                CheckFailOn::Error,
+                CheckFailOn::ToolError,
+                CheckFailOn::Invalid,
+                CheckFailOn::Truncated,
+                CheckFailOn::Fault,
+                CheckFailOn::PolicyDenied,
+            ],
+            ..Rules::default()
+        };
+        let got: Vec<(String, bool, Vec<Option<usize>>)> = run(&scope, &rules, None)
+            .expect("runs")
+            .into_iter()
+            .map(|v| {
+                (
+                    v.title(),
+                    v.pass,
+                    v.findings.iter().map(|f| f.line).collect(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, bool, Vec<Option<usize>>)> = vec![
+            ("expect-tool read_*".into(), true, vec![]),
+            ("expect-tool write_*".into(), false, vec![None]),
+            ("forbid-tool delete_*".into(), false, vec![Some(3)]),
+            ("max-calls 1".into(), false, vec![Some(3)]),
+            ("max-duration 500ms".into(), false, vec![Some(9)]),
+            ("max-call-duration 300ms".into(), false, vec![Some(6)]),
+            // tools/list's error; the refused call is the policy's, not a tool error.
+            ("fail-on error".into(), false, vec![Some(6)]),
+            ("fail-on tool-error".into(), true, vec![]),
+            ("fail-on invalid".into(), false, vec![Some(8)]),
+            ("fail-on truncated".into(), false, vec![Some(9)]),
+            ("fail-on fault".into(), true, vec![]),
+            ("fail-on policy-denied".into(), false, vec![Some(4)]),
+        ];
+        assert_eq!(got, want);
+        assert!(matches!(
+            Scope::new(&t, &x, &["nope".into()]),
+            Err(CheckError::NoServer { .. })
+        ));
+    }
+}
