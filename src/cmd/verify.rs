@@ -9,7 +9,7 @@
 mod coverage;
 mod github;
 mod progress;
-mod report;
+pub(crate) mod report;
 mod update;
 
 use std::collections::{BTreeSet, HashSet};

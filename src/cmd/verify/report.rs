@@ -207,7 +207,8 @@ fn put(out: &mut String, lead: &str, text: &str) {
     out.push('\n');
 }
 
-fn xml(s: &str) -> String {
+/// Text escaped for XML attributes and content (controls made harmless).
+pub(crate) fn xml(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             '&' => "&amp;".into(),
