@@ -14,6 +14,7 @@ mod colour;
 mod commit_privacy;
 mod commitments;
 mod deep;
+mod diff;
 mod exit;
 mod fault_io;
 mod faults;
