@@ -299,3 +299,7 @@ fn choose_server(
         }),
     }
 }
+
+#[cfg(test)]
+#[path = "lists_tests.rs"]
+mod tests;

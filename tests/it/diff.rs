@@ -451,3 +451,61 @@ fn bad_input_is_refused_by_name_and_nothing_crashes() {
         text(&out)
     );
 }
+
+#[test]
+fn what_a_tape_says_is_escaped_in_every_format() {
+    let env = Env::new();
+    let hostile = |d: &str| {
+        format!(
+            r#"{{"tools":[{{"name":"x\u001b]0;owned\u0007\u202e","description":"{d}","inputSchema":{{"type":"object"}}}}]}}"#
+        )
+    };
+    let a = tape_with(
+        &env,
+        "a.ndjson",
+        &["one"],
+        &hostile("</failure><x>\\u009b2J"),
+    );
+    let b = tape_with(
+        &env,
+        "b.ndjson",
+        &["one"],
+        &hostile("\\r\\nforged line\\u001b[2J"),
+    );
+    let raw = |bytes: &[u8]| {
+        let s = String::from_utf8_lossy(bytes).into_owned();
+        s.chars()
+            .any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+    };
+    for format in ["text", "json", "junit", "github"] {
+        let out = diff(&env, &[&a, &b, "--format", format, "--color", "never"]);
+        assert!(out.status.success(), "{format}: {}", text(&out));
+        assert!(
+            !raw(&out.stdout),
+            "{format} printed a raw control: {}",
+            text(&out)
+        );
+        assert!(
+            !stdout(&out).contains("\nforged line"),
+            "{format}: {}",
+            text(&out)
+        );
+    }
+    let xml = env.path("x.xml");
+    let out = diff(
+        &env,
+        &[
+            &a,
+            &b,
+            "--format",
+            "junit",
+            "--output",
+            &xml.display().to_string(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let check = "import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); \
+                 print(len(r.findall('.//testcase')), len(r.findall('.//x')))";
+    let parsed = run(env.cmd(python()).args(["-c", check]).arg(&xml));
+    assert_eq!(stdout(&parsed).trim(), "1 0", "{}", text(&parsed));
+}
