@@ -10,6 +10,8 @@
 //! by item), nor is `ping`; requests without an answer on either side are skipped.
 //! What pairs with nothing is counted, never a failure.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::exchange::{Exchange, Exchanges};
@@ -103,12 +105,25 @@ pub fn compare(old: &Tape, old_server: &str, new: &Tape, new_server: &str) -> Ca
     let matcher = Matcher::default();
     let norm = |tape: &Tape, e: &Exchange| matcher.normalize(&tape.entries[e.request].message);
     let nb: Vec<_> = rb.iter().map(|e| norm(new, e)).collect();
+    // The new requests by method and tool, each bucket in tape order: a request is only
+    // compared with those that can match it.
+    let mut buckets: HashMap<(&str, Option<&str>), Vec<usize>> = HashMap::new();
+    for (j, e) in rb.iter().enumerate() {
+        buckets
+            .entry((&e.method, e.tool.as_deref()))
+            .or_default()
+            .push(j);
+    }
     let mut used = vec![false; rb.len()];
     let mut out = Calls::default();
     for a in &ra {
         let na = norm(old, a);
-        let found = (0..rb.len())
-            .find(|&j| !used[j] && rb[j].method == a.method && matcher::equal(&na, &nb[j]));
+        let bucket = buckets.get(&(a.method.as_str(), a.tool.as_deref()));
+        let found = bucket
+            .into_iter()
+            .flatten()
+            .copied()
+            .find(|&j| !used[j] && matcher::equal(&na, &nb[j]));
         let Some(j) = found else {
             out.unmatched_old += 1;
             continue;

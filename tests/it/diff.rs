@@ -131,6 +131,14 @@ fn two_versions_of_a_server_differ_by_the_rules() {
     record(&env, "v1", "1");
     record(&env, "v2", "2");
 
+    // The server lists its tools in two pages, and the client followed the cursor.
+    let pages: Vec<Value> = tape_entries(&env.tape("v1"))
+        .into_iter()
+        .filter(|e| e["method"] == "tools/list")
+        .collect();
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    assert_eq!(pages[1]["params"]["cursor"], "3");
+
     let out = diff(&env, &["v1", "v2", "--format", "json"]);
     assert_eq!(
         out.status.code(),
@@ -303,8 +311,8 @@ fn every_format_reads_back() {
     let tools_line = std::fs::read_to_string(env.tape("v1"))
         .expect("tape")
         .lines()
-        .position(|l| l.contains("\"tools\":["))
-        .expect("the tools/list answer")
+        .position(|l| l.contains("\"tools\":[") && l.contains("\"name\":\"legacy\""))
+        .expect("the tools/list page that lists legacy")
         + 1;
     let legacy = lines
         .iter()

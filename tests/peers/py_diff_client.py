@@ -4,7 +4,7 @@
 Usage:
     py_diff_client.py -- CMD [ARGS...]
 
-It starts CMD as a stdio server, lists its tools, resources, resource templates and
+It starts CMD as a stdio server, lists its tools (every page), resources, resource templates and
 prompts, calls `lookup` with {"query": "x"}, and prints `done` on stdout.
 """
 
@@ -13,6 +13,7 @@ import sys
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+import mcp_types as types
 
 
 async def run(command: list[str]) -> None:
@@ -20,7 +21,10 @@ async def run(command: list[str]) -> None:
     async with stdio_client(params) as (read_stream, write_stream):
         async with ClientSession(read_stream, write_stream) as session:
             await session.initialize()
-            await session.list_tools()
+            listed = await session.list_tools()
+            while listed.next_cursor is not None:
+                cursor = types.PaginatedRequestParams(cursor=listed.next_cursor)
+                listed = await session.list_tools(params=cursor)
             await session.list_resources()
             await session.list_resource_templates()
             await session.list_prompts()

@@ -19,6 +19,7 @@ Version 2 changes version 1 the ways a server's clients care about:
     stats       outputSchema loses the property `mean`    (breaking)
     wipe        readOnlyHint true -> destructiveHint true (breaking)
     search      added                                     (compatible)
+    tools/list answers in pages of three (`nextCursor`) in both versions.
     resource file:///old removed, file:///new added; prompt `summarize`'s `style`
     becomes required; the template `notes://{id}` is the same in both.
 """
@@ -30,6 +31,10 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
+
+
+PAGE = 3
+"""Tools per `tools/list` page (both versions list theirs in two pages)."""
 
 
 def tools(version: int) -> list[dict[str, Any]]:
@@ -83,8 +88,13 @@ def tools(version: int) -> list[dict[str, Any]]:
 
 
 def build(version: int) -> Server:
-    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools(version)])
+    async def list_tools(_ctx: Any, params: Any) -> types.ListToolsResult:
+        # Pages of PAGE tools, the cursor being the index of the next one.
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        listed = tools(version)
+        page = [types.Tool.model_validate(t) for t in listed[start : start + PAGE]]
+        more = str(start + PAGE) if start + PAGE < len(listed) else None
+        return types.ListToolsResult(tools=page, next_cursor=more)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         query = (params.arguments or {}).get("query", "")
