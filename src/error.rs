@@ -68,6 +68,9 @@ pub enum Error {
     /// The approvals desk (`approvals`, `approve`, `deny`, a policy's `ask`).
     #[error(transparent)]
     Approval(#[from] crate::policy::approvals::ApprovalError),
+    /// Two sides that `diff` cannot compare (a tape's servers, a listing's shape).
+    #[error(transparent)]
+    Diff(#[from] crate::diff::DiffError),
 }
 
 /// What can go wrong talking to a server.

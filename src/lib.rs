@@ -54,6 +54,7 @@ mod cmd;
 mod commit;
 mod config;
 mod depth;
+mod diff;
 mod downstream;
 mod duration;
 mod era;

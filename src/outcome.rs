@@ -128,6 +128,7 @@ impl Error {
             Error::Cli(_) => EXIT_USAGE,
             Error::Import(_) => EXIT_USAGE,
             Error::Approval(_) => EXIT_USAGE,
+            Error::Diff(_) => EXIT_USAGE,
             Error::Client(_) => EXIT_DIFFERENT,
             Error::Agent(e) if e.is_usage() => EXIT_USAGE,
             Error::Agent(_) => EXIT_DIFFERENT,

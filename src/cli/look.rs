@@ -76,7 +76,8 @@ pub struct Diff {
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
     /// Compare the structure only: names, schemas, annotations; descriptions and titles
-    /// left out (a `tools/list` snapshot for CI).
+    /// left out at every level, and the calls not compared (a recorded tape as the
+    /// snapshot a CI checks a server against).
     #[arg(long)]
     pub structure_only: bool,
     /// Exit 1 when there is a breaking change, or any change.

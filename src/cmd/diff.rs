@@ -1,12 +1,84 @@
-//! `mcptape diff A B`: two tapes' (or a tape's and a live server's) lists and answers compared (issue 18, being built).
+//! `mcptape diff A B`: two tapes' (or a tape's and a live server's) lists and answers
+//! compared ([`crate::diff`]), reported as `--format` says, exit 1 as `--fail-on` says.
 
-use crate::cli;
-use crate::error::{Error, Result};
+use std::io::Write;
+
+use crate::cli::{self, DiffFailOn};
+use crate::diff::live::{self, Target};
+use crate::diff::{Diff, Options, Side, report};
+use crate::error::{Error, Result, TapeError};
 use crate::outcome::Outcome;
+use crate::tape::safety;
 
 impl cli::Diff {
-    /// Not built yet.
+    /// Loads both sides, compares them, writes the report.
     pub fn run(self) -> Result<Outcome> {
-        Err(Error::Usage("`mcptape diff` is not built yet".into()))
+        let old_tape = crate::cmd::show::load(&self.old)?;
+        let old = Side::of_tape(old_tape, self.server.as_deref(), None)?;
+        let new = match (&self.new, &self.url) {
+            (Some(b), _) => {
+                let tape = crate::cmd::show::load(b)?;
+                Side::of_tape(tape, self.server.as_deref(), Some(&old.server))?
+            }
+            (None, Some(url)) => live::side(
+                &Target::Url(url.clone(), self.headers.clone()),
+                &old.server,
+                self.timeout,
+            )?,
+            (None, None) if self.live && !self.command.is_empty() => live::side(
+                &Target::Command(self.command.clone()),
+                &old.server,
+                self.timeout,
+            )?,
+            (None, None) => {
+                return Err(Error::Usage(
+                    "`mcptape diff` needs B, --url URL or --live -- CMD".into(),
+                ));
+            }
+        };
+        let diff = Diff::of(
+            &old,
+            &new,
+            Options {
+                structure_only: self.structure_only,
+            },
+        );
+        let paint = match &self.output {
+            Some(_) => crate::style::Paint::of_file(),
+            None => crate::style::Paint::of(crate::style::Stream::Stdout),
+        };
+        self.write(&report::render(self.format, paint, &diff, &old, &new))?;
+        let fails = match self.fail_on {
+            Some(DiffFailOn::Breaking) => diff.count(crate::diff::Class::Breaking) > 0,
+            Some(DiffFailOn::Any) => diff.any_change(),
+            None => false,
+        };
+        Ok(if fails {
+            Outcome::Differences
+        } else {
+            Outcome::Ok
+        })
+    }
+
+    /// Writes the report to `--output` (never through a link), or to stdout.
+    fn write(&self, report: &str) -> Result<()> {
+        match &self.output {
+            Some(file) => match safety::write_file(file, report.as_bytes(), 0o644) {
+                Ok(()) => Ok(()),
+                Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused {
+                    path: file.clone(),
+                    why,
+                }
+                .into()),
+                Err(safety::OpenError::Io(source)) => Err(Error::Io {
+                    what: format!("cannot write `{}`", file.display()),
+                    source,
+                }),
+            },
+            None => std::io::stdout()
+                .lock()
+                .write_all(report.as_bytes())
+                .map_err(Error::Stdout),
+        }
     }
 }

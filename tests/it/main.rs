@@ -15,6 +15,7 @@ mod colour;
 mod commit_privacy;
 mod commitments;
 mod deep;
+mod diff;
 mod exit;
 mod export;
 mod fault_io;

@@ -207,7 +207,8 @@ fn put(out: &mut String, lead: &str, text: &str) {
     out.push('\n');
 }
 
-/// Text escaped for XML (JUnit reports); C1 and bidi controls as character references.
+/// Text escaped for XML attributes and content (JUnit reports of verify, diff and check);
+/// C1 and bidi controls as character references.
 pub(crate) fn xml(s: &str) -> String {
     s.chars()
         .map(|c| match c {
