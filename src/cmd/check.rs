@@ -1,8 +1,6 @@
 //! `mcptape check SESSION`: a CI gate on a recorded run. The rules are checked before
 //! the tape is read; the logic is in [`crate::check`]. Exit 1 when a rule fails.
 
-use std::io::Write as _;
-
 use crate::check::eval::{self, Scope};
 use crate::check::rules::Rules;
 use crate::check::{CheckError, report};
@@ -11,7 +9,6 @@ use crate::error::{Error, Result};
 use crate::exchange::Exchanges;
 use crate::outcome::Outcome;
 use crate::receipt::Receipt;
-use crate::tape::{TapeError, safety};
 
 impl cli::Check {
     /// Checks the tape and writes the report; [`Outcome::Differences`] (exit 1) when a
@@ -64,23 +61,7 @@ impl cli::Check {
 
     /// Writes the report to `--output` (0600: it quotes the tape), or to stdout.
     fn write(&self, text: &str) -> Result<()> {
-        match &self.output {
-            Some(file) => match safety::write_file(file, text.as_bytes(), 0o600) {
-                Ok(()) => Ok(()),
-                Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused {
-                    path: file.clone(),
-                    why,
-                })?,
-                Err(safety::OpenError::Io(source)) => Err(Error::Io {
-                    what: format!("cannot write the report `{}`", file.display()),
-                    source,
-                }),
-            },
-            None => std::io::stdout()
-                .lock()
-                .write_all(text.as_bytes())
-                .map_err(Error::Stdout),
-        }
+        super::write_output(self.output.as_deref(), text.as_bytes(), 0o600, "the report")
     }
 }
 

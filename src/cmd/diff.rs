@@ -1,14 +1,11 @@
 //! `mcptape diff A B`: two tapes' (or a tape's and a live server's) lists and answers
 //! compared ([`crate::diff`]), reported as `--format` says, exit 1 as `--fail-on` says.
 
-use std::io::Write;
-
 use crate::cli::{self, DiffFailOn};
 use crate::diff::live::{self, Target};
 use crate::diff::{Diff, Options, Side, report};
-use crate::error::{Error, Result, TapeError};
+use crate::error::{Error, Result};
 use crate::outcome::Outcome;
-use crate::tape::safety;
 
 impl cli::Diff {
     /// Loads both sides, compares them, writes the report.
@@ -62,23 +59,11 @@ impl cli::Diff {
 
     /// Writes the report to `--output` (never through a link), or to stdout.
     fn write(&self, report: &str) -> Result<()> {
-        match &self.output {
-            Some(file) => match safety::write_file(file, report.as_bytes(), 0o644) {
-                Ok(()) => Ok(()),
-                Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused {
-                    path: file.clone(),
-                    why,
-                }
-                .into()),
-                Err(safety::OpenError::Io(source)) => Err(Error::Io {
-                    what: format!("cannot write `{}`", file.display()),
-                    source,
-                }),
-            },
-            None => std::io::stdout()
-                .lock()
-                .write_all(report.as_bytes())
-                .map_err(Error::Stdout),
-        }
+        super::write_output(
+            self.output.as_deref(),
+            report.as_bytes(),
+            0o644,
+            "the report",
+        )
     }
 }

@@ -61,6 +61,42 @@ impl Cli {
     }
 }
 
+/// Writes a file a command made (a report, an export, a page) under the rules of
+/// [`crate::tape::safety`] (never through a symlink, never into a FIFO; `mode` also when
+/// it existed); `what` names it in the error (`the report`).
+pub fn write_file(path: &std::path::Path, bytes: &[u8], mode: u32, what: &str) -> Result<()> {
+    use crate::tape::safety::{self, OpenError};
+    match safety::write_file(path, bytes, mode) {
+        Ok(()) => Ok(()),
+        Err(OpenError::Refused(why)) => Err(crate::error::TapeError::Refused {
+            path: path.to_path_buf(),
+            why,
+        }
+        .into()),
+        Err(OpenError::Io(source)) => Err(crate::error::Error::Io {
+            what: format!("cannot write {what} `{}`", path.display()),
+            source,
+        }),
+    }
+}
+
+/// Writes a command's output to `--output FILE` ([`write_file`]) or to stdout.
+pub fn write_output(
+    output: Option<&std::path::Path>,
+    bytes: &[u8],
+    mode: u32,
+    what: &str,
+) -> Result<()> {
+    use std::io::Write;
+    match output {
+        Some(file) => write_file(file, bytes, mode, what),
+        None => std::io::stdout()
+            .lock()
+            .write_all(bytes)
+            .map_err(crate::error::Error::Stdout),
+    }
+}
+
 /// Prints shell lines that set `vars` (value `None`: unset) for another shell.
 pub fn print_exports(vars: &[(&str, Option<String>)]) {
     for (name, value) in vars {

@@ -13,18 +13,17 @@ pub(crate) mod report;
 mod update;
 
 use std::collections::{BTreeSet, HashSet};
-use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
 use crate::cli::{self, Format};
-use crate::error::{Error, ProcessError, Result, TapeError};
+use crate::error::{Error, ProcessError, Result};
 use crate::framing::MAX_LINE_BYTES;
 use crate::matcher::{self, Glob};
 use crate::mode::{self};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
-use crate::tape::{Tape, safety, store};
+use crate::tape::{Tape, store};
 use crate::verify::{self, Played};
 
 impl cli::Verify {
@@ -119,25 +118,13 @@ impl cli::Verify {
 
     /// Writes the report to `--output`, or to stdout.
     fn write_report(&self, report: &str) -> Result<()> {
-        match &self.output {
-            // The same rules as a receipt: never through a link, never into a FIFO.
-            Some(file) => match safety::write_file(file, report.as_bytes(), 0o644) {
-                Ok(()) => {}
-                Err(safety::OpenError::Refused(why)) => Err(TapeError::Refused {
-                    path: file.clone(),
-                    why,
-                })?,
-                Err(safety::OpenError::Io(source)) => Err(Error::Io {
-                    what: format!("cannot write `{}`", file.display()),
-                    source,
-                })?,
-            },
-            None => std::io::stdout()
-                .lock()
-                .write_all(report.as_bytes())
-                .map_err(Error::Stdout)?,
-        }
-        Ok(())
+        // The same rules as a receipt: never through a link, never into a FIFO.
+        super::write_output(
+            self.output.as_deref(),
+            report.as_bytes(),
+            0o644,
+            "the report",
+        )
     }
 }
 

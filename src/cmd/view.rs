@@ -8,8 +8,6 @@ use crate::cli;
 use crate::error::{Error, Result};
 use crate::outcome::Outcome;
 use crate::receipt::{Receipt, ReceiptError};
-use crate::tape::TapeError;
-use crate::tape::safety::{self, OpenError};
 
 impl cli::View {
     /// Writes the page; with `--open`, opens it.
@@ -19,18 +17,7 @@ impl cli::View {
         let tape = super::show::load(&self.session)?;
         let out = self.output.clone().unwrap_or_else(|| beside(&tape.path));
         let page = crate::view::render(&tape, receipt.as_ref());
-        match safety::write_file(&out, page.as_bytes(), 0o600) {
-            Ok(()) => {}
-            Err(OpenError::Refused(why)) => {
-                return Err(TapeError::Refused { path: out, why }.into());
-            }
-            Err(OpenError::Io(source)) => {
-                return Err(Error::Io {
-                    what: format!("cannot write the page `{}`", out.display()),
-                    source,
-                });
-            }
-        }
+        super::write_file(&out, page.as_bytes(), 0o600, "the page")?;
         crate::term::eprintln_escaped!("mcptape: wrote {}", out.display());
         if self.open {
             open(&out);
