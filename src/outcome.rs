@@ -28,7 +28,9 @@ pub enum Outcome {
     Ok,
     /// Only help or the version was printed.
     Help,
-    /// `verify` found an answer that changed, errors now, or stopped erroring.
+    /// `verify` found an answer that changed, errors now, or stopped erroring; `diff`
+    /// found a change `--fail-on` names; a `check` rule failed; `commitments` found a
+    /// mismatch.
     Differences,
     /// `redact --check` found something that still looks like a secret.
     SecretsLeft,

@@ -11,7 +11,8 @@ pub enum ReportFormat {
     Text,
     /// One JSON document: every finding and a summary.
     Json,
-    /// JUnit XML: one testcase per finding or rule, for CI dashboards.
+    /// JUnit XML for CI dashboards: diff writes a testcase per item with a change and per
+    /// call, check one per rule (a failing rule's findings in its failure).
     Junit,
     /// GitHub workflow commands: an `::error` per failing finding (at its tape line when it
     /// has one), a `::warning` per other change, a `::notice` summary.
@@ -100,9 +101,9 @@ pub struct Diff {
 /// What `check --fail-on` fails on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum CheckFailOn {
-    /// A JSON-RPC error answer.
+    /// A JSON-RPC error answer to a client's request.
     Error,
-    /// A tools/call result with isError: true.
+    /// A client's tools/call answered with isError: true.
     ToolError,
     /// A line that was not a JSON-RPC message, or an oversize one.
     Invalid,
