@@ -460,15 +460,7 @@ fn reports_parse_back_and_bad_usage_is_named() {
         serde_json::from_slice(&std::fs::read(&file).expect("the shape this test expects"))
             .expect("the shape this test expects");
     assert_eq!(doc["summary"]["rules"], 2);
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&file)
-            .expect("the shape this test expects")
-            .permissions()
-            .mode()
-            & 0o777,
-        0o600
-    );
+    assert_eq!(crate::support::mode_of(&file), 0o600);
     let link = env.path("link.json");
     std::os::unix::fs::symlink(env.path("elsewhere.json"), &link)
         .expect("the shape this test expects");

@@ -62,6 +62,15 @@ fn validate(env: &Env, script: &str, doc: &Value, name: &str) -> Result<Value, S
 
 /// The HTTP front recording server-everything over Streamable HTTP (the Python SDK
 /// client's `replayable` scenario, to the front's URL).
+/// The first HAR entry whose posted body contains `needle`.
+fn posted<'a>(entries: &'a [Value], needle: &str) -> Option<&'a Value> {
+    entries.iter().find(|e| {
+        e["request"]["postData"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(needle))
+    })
+}
+
 fn http_tape(env: &Env) -> PathBuf {
     let tape = env.path("front.ndjson");
     let server = HttpServer::start();
@@ -111,17 +120,8 @@ fn har_of_stdio_and_http_tapes_is_valid_har_1_2() {
     let log = &doc["log"];
     assert_eq!(log["version"], "1.2");
     assert_eq!(log["creator"]["name"], "mcptape");
-    let call = log["entries"]
-        .as_array()
-        .expect("the shape this test expects")
-        .iter()
-        .find(|e| {
-            e["request"]["postData"]["text"]
-                .as_str()
-                .expect("the shape this test expects")
-                .contains("hello replay")
-        })
-        .expect("the echo call");
+    let entries = log["entries"].as_array().expect("entries");
+    let call = posted(entries, "hello replay").expect("the echo call");
     assert_eq!(call["request"]["url"], "stdio://everything/tools/call");
     assert_eq!(call["response"]["status"], 200);
     assert!(
@@ -211,14 +211,7 @@ fn har_of_stdio_and_http_tapes_is_valid_har_1_2() {
         None,
         "no session before initialize"
     );
-    let later = entries
-        .iter()
-        .find(|e| {
-            e["request"]["postData"]["text"]
-                .as_str()
-                .is_some_and(|t| t.contains("hello replay"))
-        })
-        .expect("the echo call");
+    let later = posted(entries, "hello replay").expect("the echo call");
     assert_eq!(
         header(later, "Mcp-Session-Id").as_deref(),
         Some("[REDACTED]")
@@ -233,14 +226,7 @@ fn har_of_stdio_and_http_tapes_is_valid_har_1_2() {
                 .contains("notifications/initialized")
     }));
     // The progress notifications came on the long call's event stream.
-    let long = entries
-        .iter()
-        .find(|e| {
-            e["request"]["postData"]["text"]
-                .as_str()
-                .is_some_and(|t| t.contains("trigger-long-running-operation"))
-        })
-        .expect("the long call");
+    let long = posted(entries, "trigger-long-running-operation").expect("the long call");
     assert_eq!(
         long["response"]["content"]["mimeType"], "text/event-stream",
         "{long:#}"
@@ -460,15 +446,7 @@ fn jsonl_has_every_entry_and_reads_line_by_line() {
     ]));
     assert!(out.status.success(), "{}", text(&out));
     assert!(out.stdout.is_empty());
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&file)
-            .expect("the shape this test expects")
-            .permissions()
-            .mode()
-            & 0o777,
-        0o600
-    );
+    assert_eq!(crate::support::mode_of(&file), 0o600);
     let link = env.path("link.jsonl");
     std::os::unix::fs::symlink(env.path("elsewhere"), &link).expect("the shape this test expects");
     let out = run(env.mcptape([

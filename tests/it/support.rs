@@ -174,6 +174,13 @@ pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A file's permission bits (`0o600`).
+pub fn mode_of(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    meta.permissions().mode() & 0o777
+}
+
 /// Output as text, for assertion messages.
 pub fn text(out: &Output) -> String {
     format!(

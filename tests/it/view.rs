@@ -49,6 +49,18 @@ fn view(env: &Env, args: &[&str]) -> std::process::Output {
     out
 }
 
+/// The view of tape `s` with `receipt` beside it, written to `html` and read in the
+/// browser's `verify` mode.
+fn browse_receipt(env: &Env, receipt: &Path, html: &str) -> Value {
+    let page = env.path(html);
+    let (receipt, out) = (
+        receipt.to_str().expect("utf-8"),
+        page.to_str().expect("utf-8"),
+    );
+    view(env, &["s", "--verify", receipt, "-o", out]);
+    browse(env, &page, "verify", None)
+}
+
 /// A `$note` line at `ts`, as `mcptape note` writes one (in no connection).
 fn note_line(text: &str, ts: &str) -> String {
     json!({"jsonrpc": "2.0", "method": "$note", "params": {"text": text},
@@ -421,18 +433,7 @@ fn a_real_verify_receipt_marks_the_changed_call_and_lists_its_path() {
     let out = run(env.mcptape(["verify", "s", "--"]).args(everything_server()));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let receipt = tape.with_file_name("s.verify.json");
-    let page = env.path("v.html");
-    view(
-        &env,
-        &[
-            "s",
-            "--verify",
-            receipt.to_str().expect("utf-8"),
-            "-o",
-            page.to_str().expect("utf-8"),
-        ],
-    );
-    let f = browse(&env, &page, "verify", None);
+    let f = browse_receipt(&env, &receipt, "v.html");
     assert!(
         f["receipt"]
             .as_str()
@@ -496,18 +497,7 @@ fn replay_leaves_a_receipt_whose_mismatch_the_view_shows() {
         .as_u64()
         .expect("a mismatch line");
 
-    let page = env.path("r.html");
-    view(
-        &env,
-        &[
-            "s",
-            "--verify",
-            receipt.to_str().expect("utf-8"),
-            "-o",
-            page.to_str().expect("utf-8"),
-        ],
-    );
-    let f = browse(&env, &page, "verify", None);
+    let f = browse_receipt(&env, &receipt, "r.html");
     assert!(
         f["receipt"]
             .as_str()
