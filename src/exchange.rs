@@ -12,7 +12,6 @@
 //!   lists the first two per connection, and [`crate::tape::Tape::notes`] the notes.
 //!
 //! Nothing here prints: the outcome is typed ([`Status`]), for each caller to show.
-#![allow(dead_code)] // until view, check and export use it (issue 18)
 
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -137,7 +136,12 @@ impl Exchanges {
                         match Lifecycle::of(e) {
                             Some(Lifecycle::Fault(f)) => {
                                 if let Some(&x) = f.id.and_then(|id| last.get(&id)) {
-                                    exchanges[x].fault = Some(i);
+                                    let ex = &mut exchanges[x];
+                                    ex.fault = Some(i);
+                                    // A fault that withheld the answer is why none came.
+                                    if ex.status == Status::Unanswered {
+                                        ex.status = Status::Fault;
+                                    }
                                 }
                             }
                             Some(Lifecycle::Policy(p)) => {

@@ -10,7 +10,6 @@
 //! A receipt is read as JSON whatever its name: `kind` says which, and a verify receipt
 //! of an older version (no `kind`, no `calls`) reads with no calls. A receipt that is
 //! not one of these is an error naming the file.
-#![allow(dead_code)] // until view, check and export use it (issue 18)
 
 use std::path::{Path, PathBuf};
 
@@ -135,13 +134,19 @@ impl Receipt {
     }
 
     /// The tape lines this receipt says diverged: a verify call that changed, became or
-    /// stopped being an error (its request's line); a replay mismatch or leftover.
+    /// stopped being an error, or was not played because the server was gone (its
+    /// request's line); a replay mismatch or leftover.
     pub fn diverged_lines(&self) -> Vec<usize> {
         use crate::verify::compare::Class;
         match self {
             Receipt::Verify { calls, .. } => calls
                 .iter()
-                .filter(|c| matches!(c.class, Class::Changed | Class::NewError | Class::GoneError))
+                .filter(|c| {
+                    matches!(
+                        c.class,
+                        Class::Changed | Class::NewError | Class::GoneError | Class::NotPlayed
+                    )
+                })
                 .map(|c| c.line)
                 .collect(),
             Receipt::Replay { verdicts } => verdicts
@@ -154,6 +159,33 @@ impl Receipt {
                 })
                 .collect(),
         }
+    }
+
+    /// What this receipt says failed at no tape line, one sentence each: a replay
+    /// client that sent past the tape's end, a cut recording the client outran, anything
+    /// else replay found wrong (garbage from the client, no connection to serve).
+    pub fn unplaced(&self) -> Vec<String> {
+        let Receipt::Replay { verdicts } = self else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for v in verdicts {
+            if let Some(m) = v.mismatch.as_ref().filter(|m| m.line.is_none()) {
+                out.push(format!(
+                    "server `{}`: the client sent {} past the tape's end",
+                    v.server, m.got
+                ));
+            }
+            if let Some(end) = &v.tape_end {
+                out.push(format!("server `{}`: {end}", v.server));
+            }
+            out.extend(
+                v.problems
+                    .iter()
+                    .map(|p| format!("server `{}`: {p}", v.server)),
+            );
+        }
+        out
     }
 }
 

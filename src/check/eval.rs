@@ -7,6 +7,7 @@ use super::rules::{Rules, shown, word};
 use super::{CheckError, Finding, Verdict};
 use crate::cli::CheckFailOn;
 use crate::exchange::{Exchange, Exchanges, Status, time};
+use crate::message::Kind;
 use crate::receipt::Receipt;
 use crate::tape::lifecycle::Lifecycle;
 use crate::tape::policy::Resolution;
@@ -85,6 +86,15 @@ impl<'a> Scope<'a> {
         self.requests().filter(|e| e.method == "tools/call")
     }
 
+    /// True when a connection of `server` is in scope.
+    fn has_server(&self, server: &str) -> bool {
+        self.x
+            .connections
+            .iter()
+            .zip(&self.conns)
+            .any(|(c, &on)| on && c.server == server)
+    }
+
     fn conn_id(&self, i: usize) -> Option<String> {
         self.conn_of[i].map(|c| self.x.connections[c].id.clone())
     }
@@ -121,8 +131,17 @@ pub fn run(
 ) -> Result<Vec<Verdict>, CheckError> {
     let mut out = Vec::new();
     for g in &rules.expect {
+        // A call the policy gate refused (or dry-ran) never reached the server: the tool
+        // did not run, so it does not meet the expectation.
+        let reached = |e: &&Exchange| {
+            !matches!(
+                e.status,
+                Status::Policy(Resolution::Refused | Resolution::DryRun)
+            )
+        };
         let hits: Vec<&Exchange> = scope
             .calls()
+            .filter(reached)
             .filter(|e| e.tool.as_deref().is_some_and(|t| g.glob.is_match(t)))
             .collect();
         let findings = if hits.is_empty() {
@@ -301,6 +320,20 @@ fn slowest(scope: &Scope<'_>, max: Duration) -> Result<Verdict, CheckError> {
         .filter_map(|e| e.duration().map(|d| (e, d)))
         .collect();
     timed.sort_by_key(|t| std::cmp::Reverse(t.1));
+    // A request never answered took at least until its connection's last entry: a hung
+    // call is what this rule is for, so it fails once that passes the limit.
+    let open: Vec<(&Exchange, Duration)> = scope
+        .requests()
+        .filter(|e| e.answer.is_none())
+        .filter_map(|e| {
+            let last = scope.x.connections[e.conn]
+                .entries
+                .iter()
+                .filter_map(|&i| time(&scope.tape.entries[i]))
+                .max()?;
+            Some((e, last.duration_since(e.started?).ok()?))
+        })
+        .collect();
     let summary = match timed.first() {
         Some((e, d)) => format!(
             "the slowest answer took {} ({} at line {}), at most {}",
@@ -311,7 +344,7 @@ fn slowest(scope: &Scope<'_>, max: Duration) -> Result<Verdict, CheckError> {
         ),
         None => "no request has an answer with a time".to_owned(),
     };
-    let findings: Vec<Finding> = timed
+    let mut findings: Vec<Finding> = timed
         .iter()
         .filter(|(_, d)| *d > max)
         .map(|(e, d)| {
@@ -321,6 +354,31 @@ fn slowest(scope: &Scope<'_>, max: Duration) -> Result<Verdict, CheckError> {
             )
         })
         .collect();
+    findings.extend(open.iter().filter(|(_, d)| *d > max).map(|(e, d)| {
+        scope.about(
+            e,
+            format!(
+                "{} was never answered: open {} when its connection's last entry came, at most {}",
+                title(e),
+                shown(*d),
+                shown(max)
+            ),
+        )
+    }));
+    let summary = match (
+        open.iter().filter(|(_, d)| *d > max).count(),
+        timed.is_empty(),
+    ) {
+        (0, _) => summary,
+        (n, true) => format!(
+            "{n} request{} never answered",
+            if n == 1 { "" } else { "s" }
+        ),
+        (n, false) => format!(
+            "{summary}; {n} request{} never answered",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let n = findings.len();
     Ok(verdict(
         "max-call-duration",
@@ -330,6 +388,11 @@ fn slowest(scope: &Scope<'_>, max: Duration) -> Result<Verdict, CheckError> {
         summary,
         findings,
     ))
+}
+
+/// An error code as reports show it.
+fn code_of(code: Option<i64>) -> String {
+    code.map_or_else(|| "with no integer code".to_owned(), |c| c.to_string())
 }
 
 /// `tools/call echo`, `initialize`.
@@ -343,16 +406,43 @@ fn title(e: &Exchange) -> String {
 /// The findings of one `--fail-on` kind.
 fn fail_on(scope: &Scope<'_>, kind: CheckFailOn, receipt: Option<&Receipt>) -> Vec<Finding> {
     match kind {
-        CheckFailOn::Error => scope
-            .requests()
-            .filter_map(|e| match &e.status {
-                Status::Error { code, message } => {
-                    let code = code.map_or_else(|| "no code".to_owned(), |c| c.to_string());
-                    Some(scope.about(e, format!("{} answered error {code}: {message}", title(e))))
+        CheckFailOn::Error => {
+            let mut found: Vec<Finding> = scope
+                .requests()
+                .filter_map(|e| match &e.status {
+                    Status::Error { code, message } => Some(scope.about(
+                        e,
+                        format!("{} answered error {}: {message}", title(e), code_of(*code)),
+                    )),
+                    _ => None,
+                })
+                .collect();
+            // An error the server sent that answers no open request (`id: null` for a
+            // parse error, a second answer to an id): still an error the server sent.
+            for (c, marks) in scope.x.marks.iter().enumerate() {
+                if !scope.conns[c] {
+                    continue;
                 }
-                _ => None,
-            })
-            .collect(),
+                for &i in marks {
+                    let e = &scope.tape.entries[i];
+                    if e.meta.dir != Direction::Recv || e.message.kind() != Kind::Error {
+                        continue;
+                    }
+                    let v = e.message.value();
+                    let message = v["error"]["message"].as_str().unwrap_or("");
+                    let id = e.message.id().unwrap_or("null");
+                    found.push(scope.at(
+                        i,
+                        format!(
+                            "an error {} for no open request (id {id}): {message}",
+                            code_of(v["error"]["code"].as_i64())
+                        ),
+                    ));
+                }
+            }
+            found.sort_by_key(|f| f.line);
+            found
+        }
         CheckFailOn::ToolError => scope
             .requests()
             .filter(|e| e.status == Status::ToolError)
@@ -388,7 +478,35 @@ fn fail_on(scope: &Scope<'_>, kind: CheckFailOn, receipt: Option<&Receipt>) -> V
                         }),
                     }
                 })
+                .chain(receipt.unplaced().into_iter().map(|message| Finding {
+                    line: None,
+                    conn: None,
+                    id: None,
+                    tool: None,
+                    message,
+                }))
                 .collect()
+        }
+        // A torn line (a writer cut mid-write) lost what it held: the tape is cut there.
+        CheckFailOn::Truncated => {
+            let mut found: Vec<Finding> = scope
+                .tape
+                .torn
+                .iter()
+                .filter(|t| scope.whole || t.conns.iter().any(|(s, _)| scope.has_server(s)))
+                .map(|t| Finding {
+                    line: Some(t.line),
+                    conn: t.conns.first().map(|(_, id)| id.clone()),
+                    id: None,
+                    tool: None,
+                    message: format!("a torn line (cut mid-write): {}", t.reason),
+                })
+                .chain(scope.entries().filter_map(|i| {
+                    lifecycle_finding(&scope.tape.entries[i], kind).map(|m| scope.at(i, m))
+                }))
+                .collect();
+            found.sort_by_key(|f| f.line);
+            found
         }
         _ => scope
             .entries()

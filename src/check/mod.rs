@@ -69,6 +69,12 @@ pub enum CheckError {
         "no rule to check: give --expect-tool, --forbid-tool, --max-calls, --max-duration, --max-call-duration or --fail-on"
     )]
     NoRule,
+    /// Flags that cannot hold together.
+    #[error("{what}")]
+    Contradiction {
+        /// Which, and why.
+        what: String,
+    },
     /// A `--expect-tool` / `--forbid-tool` pattern that is not a glob.
     #[error("--{flag}: {why}")]
     Glob {

@@ -52,6 +52,27 @@ impl Rules {
                 })
                 .collect::<Result<Vec<_>, _>>()
         };
+        // The same pattern twice is one rule; expected and forbidden at once is no gate.
+        let dedup = |texts: &[String]| {
+            let mut out: Vec<String> = Vec::new();
+            for t in texts {
+                if !out.contains(t) {
+                    out.push(t.clone());
+                }
+            }
+            out
+        };
+        let (expect, forbid) = (dedup(&check.expect_tools), dedup(&check.forbid_tools));
+        if let Some(both) = expect.iter().find(|t| forbid.contains(t)) {
+            return Err(CheckError::Contradiction {
+                what: format!("--expect-tool `{both}` and --forbid-tool `{both}`"),
+            });
+        }
+        if check.receipt.is_some() && !check.fail_on.contains(&CheckFailOn::Diverged) {
+            return Err(CheckError::Contradiction {
+                what: "--receipt is read only by --fail-on diverged, which is not given".into(),
+            });
+        }
         let mut fail_on: Vec<CheckFailOn> = Vec::new();
         for kind in &check.fail_on {
             if !fail_on.contains(kind) {
@@ -60,8 +81,8 @@ impl Rules {
         }
         let rules = Rules {
             servers: check.servers.clone(),
-            expect: globs("expect-tool", &check.expect_tools)?,
-            forbid: globs("forbid-tool", &check.forbid_tools)?,
+            expect: globs("expect-tool", &expect)?,
+            forbid: globs("forbid-tool", &forbid)?,
             max_calls: check.max_calls,
             max_duration: check.max_duration,
             max_call_duration: check.max_call_duration,

@@ -5,9 +5,9 @@
 
 use std::time::SystemTime;
 
-use crate::exchange::{Exchanges, time};
+use crate::exchange::{Exchange, Exchanges, time};
 use crate::tape::lifecycle::Lifecycle;
-use crate::tape::{Connection, Tape};
+use crate::tape::{Connection, Direction, Tape};
 
 /// The facts of one connection.
 #[derive(Debug, Clone, Default)]
@@ -90,4 +90,20 @@ impl Facts {
             .filter(|(_, at)| *at < i)
             .map(|(p, _)| p.as_str())
     }
+}
+
+/// The HTTP status and body that answered `ex` instead of JSON-RPC (a `404`, a `400`):
+/// the `$http/status` recorded after its request and before the client's next message.
+pub fn http_status(tape: &Tape, x: &Exchanges, ex: &Exchange) -> Option<(u16, String)> {
+    let conn = &x.connections[ex.conn];
+    for &i in conn.entries.iter().filter(|&&i| i > ex.request) {
+        let e = &tape.entries[i];
+        if e.meta.dir == Direction::Send {
+            break;
+        }
+        if let Some(Lifecycle::HttpStatus { status, body }) = Lifecycle::of(e) {
+            return Some((status, body));
+        }
+    }
+    None
 }

@@ -128,21 +128,32 @@ impl Page<'_> {
         let mut on_stream: std::collections::HashMap<usize, Vec<usize>> = Default::default();
         let mut claimed = std::collections::HashSet::new();
         if self.facts.http {
-            for &m in self.server_messages(&mine).iter() {
-                let e = &self.tape.entries[m];
-                if e.meta.stream == Some(Stream::Get) {
+            // One sweep in tape order: the client requests open at each server message
+            // (sent before it, answered after it), the latest of them its host.
+            let mut starts: Vec<(usize, usize)> = mine
+                .iter()
+                .filter(|x| x.from == Direction::Send)
+                .filter_map(|x| Some((x.request, x.answer?)))
+                .collect();
+            starts.sort_unstable();
+            let mut ends: Vec<(usize, usize)> = starts.iter().map(|&(r, a)| (a, r)).collect();
+            ends.sort_unstable();
+            let (mut s, mut e) = (0, 0);
+            let mut open = std::collections::BTreeSet::new();
+            for m in self.server_messages(&mine) {
+                while s < starts.len() && starts[s].0 < m {
+                    open.insert(starts[s].0);
+                    s += 1;
+                }
+                while e < ends.len() && ends[e].0 <= m {
+                    open.remove(&ends[e].1);
+                    e += 1;
+                }
+                if self.tape.entries[m].meta.stream == Some(Stream::Get) {
                     continue;
                 }
-                let host = mine
-                    .iter()
-                    .filter(|x| {
-                        x.from == Direction::Send
-                            && x.request < m
-                            && x.answer.is_some_and(|a| a > m)
-                    })
-                    .max_by_key(|x| x.request);
-                if let Some(h) = host {
-                    on_stream.entry(h.request).or_default().push(m);
+                if let Some(&host) = open.last() {
+                    on_stream.entry(host).or_default().push(m);
                     claimed.insert(m);
                 }
             }
@@ -255,22 +266,14 @@ impl Page<'_> {
     /// No answer: the `$http/status` recorded after the request (before the client's
     /// next message), else status 0.
     fn unanswered(&self, ex: &Exchange) -> Answer {
-        let conn = &self.x.connections[self.c];
-        let after = conn.entries.iter().copied().filter(|&i| i > ex.request);
-        for i in after {
-            let e = &self.tape.entries[i];
-            if e.meta.dir == Direction::Send {
-                break;
-            }
-            if let Some(Lifecycle::HttpStatus { status, body }) = Lifecycle::of(e) {
-                return Answer {
-                    status,
-                    status_text: "",
-                    mime: "text/plain",
-                    text: body,
-                    error: None,
-                };
-            }
+        if let Some((status, body)) = super::facts::http_status(self.tape, self.x, ex) {
+            return Answer {
+                status,
+                status_text: "",
+                mime: "text/plain",
+                text: body,
+                error: None,
+            };
         }
         let why = match ex.status {
             Status::Fault => "an injected fault withheld the answer",

@@ -110,15 +110,28 @@ struct Trace<'a> {
 
 impl<'a> Trace<'a> {
     fn new(tape: &'a Tape, x: &'a Exchanges, c: usize) -> Trace<'a> {
-        let path = tape.path.display().to_string();
-        let conn = &x.connections[c].id;
+        // What names this connection in the tape itself, wherever the tape lies and
+        // however its path is spelled: the file's name, the connection's id and the time
+        // of its first entry.
+        let name = tape
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let conn = &x.connections[c];
+        let first = conn
+            .entries
+            .first()
+            .and_then(|&i| tape.entries[i].meta.ts.as_deref())
+            .unwrap_or("");
+        let parts = [name.as_str(), conn.id.as_str(), first];
         Trace {
             tape,
             x,
             c,
             facts: Facts::of(tape, x, c),
-            trace_id: id(&[&path, conn], 16),
-            root_id: id(&[&path, conn, "connection"], 8),
+            trace_id: id(&parts, 16),
+            root_id: id(&[&parts[..], &["connection"]].concat(), 8),
         }
     }
 
@@ -257,9 +270,14 @@ impl<'a> Trace<'a> {
         self.common(&mut attrs, e.request);
         let status = match &e.status {
             Status::Error { code, message } => {
-                if let Some(code) = code {
-                    attrs.push(attr("error.type", &code.to_string()));
-                    attrs.push(attr("rpc.response.status_code", &code.to_string()));
+                // `error.type` is required on a failed span: `_OTHER` when the code is
+                // not an integer, as the conventions say for an unknown type.
+                match code {
+                    Some(code) => {
+                        attrs.push(attr("error.type", &code.to_string()));
+                        attrs.push(attr("rpc.response.status_code", &code.to_string()));
+                    }
+                    None => attrs.push(attr("error.type", "_OTHER")),
                 }
                 json!({"code": STATUS_ERROR, "message": message})
             }
@@ -269,7 +287,11 @@ impl<'a> Trace<'a> {
             }
             Status::Fault => {
                 attrs.push(attr("error.type", "mcptape.fault"));
-                json!({"code": STATUS_ERROR, "message": "an injected fault changed the answer"})
+                let what = match e.answer {
+                    Some(_) => "an injected fault changed the answer",
+                    None => "an injected fault withheld the answer",
+                };
+                json!({"code": STATUS_ERROR, "message": what})
             }
             Status::Policy(r) => {
                 attrs.push(attr("mcptape.policy.resolution", r.as_str()));
@@ -280,10 +302,18 @@ impl<'a> Trace<'a> {
                     json!({})
                 }
             }
-            Status::Unanswered => {
-                attrs.push(attr("error.type", "mcptape.unanswered"));
-                json!({"code": STATUS_ERROR, "message": "no answer on the tape"})
-            }
+            Status::Unanswered => match super::facts::http_status(self.tape, self.x, e) {
+                // Answered in HTTP, not JSON-RPC (a `404` for a lost session).
+                Some((code, body)) => {
+                    attrs.push(attr("error.type", &code.to_string()));
+                    attrs.push(int("http.response.status_code", i64::from(code)));
+                    json!({"code": STATUS_ERROR, "message": format!("HTTP {code}: {body}")})
+                }
+                None => {
+                    attrs.push(attr("error.type", "mcptape.unanswered"));
+                    json!({"code": STATUS_ERROR, "message": "no answer on the tape"})
+                }
+            },
             Status::Ok => json!({}),
         };
         json!({

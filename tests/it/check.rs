@@ -492,3 +492,169 @@ fn reports_parse_back_and_bad_usage_is_named() {
     let out = check(&env, &tape, &["--max-calls", "5", "--server", "everything"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+/// The tape's lines, each parsed.
+fn parsed(tape: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(tape)
+        .expect("read the tape")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn a_call_never_answered_fails_the_call_duration_and_a_stray_error_fails_error() {
+    let env = Env::new();
+    let tape = everything(&env);
+    let entries = parsed(&tape);
+    // The server died before answering the echo call (its answer cut from a real
+    // session), and later sent a parse error that answers no request.
+    let echo = entries
+        .iter()
+        .position(|e| e["params"]["name"] == "echo" && e["_meta"]["dir"] == "send")
+        .expect("the echo call");
+    let id = entries[echo]["id"].clone();
+    let answer = entries
+        .iter()
+        .position(|e| e["id"] == id && e["_meta"]["dir"] == "recv" && e.get("method").is_none())
+        .expect("the echo answer");
+    let mut stray = entries[answer].clone();
+    stray["id"] = Value::Null;
+    stray.as_object_mut().expect("an object").remove("result");
+    stray["error"] = serde_json::json!({"code": -32700, "message": "Parse error"});
+    let mut lines: Vec<String> = entries.iter().map(Value::to_string).collect();
+    lines[answer] = stray.to_string();
+    let hung = env.path("hung.ndjson");
+    std::fs::write(&hung, lines.join("\n") + "\n").expect("write");
+
+    let (code, doc) = json_report(&env, &hung, &["--max-call-duration", "1ms"]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    let findings = doc["rules"][0]["findings"].as_array().expect("findings");
+    let never: Vec<&Value> = findings
+        .iter()
+        .filter(|f| {
+            f["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("never answered"))
+        })
+        .collect();
+    assert_eq!(never.len(), 1, "{doc:#}");
+    assert_eq!(never[0]["line"], echo as u64 + 1, "{doc:#}");
+    assert_eq!(never[0]["tool"], "echo");
+    let (code, doc) = json_report(&env, &hung, &["--max-call-duration", "1h"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+
+    let (code, doc) = json_report(&env, &hung, &["--fail-on", "error"]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    let messages: Vec<&str> = doc["rules"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("-32700") && m.contains("no open request")),
+        "{doc:#}"
+    );
+    // The untouched session has no such error: the stray one is what failed it.
+    let (code, _) = json_report(&env, &tape, &["--fail-on", "error"]);
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn a_torn_last_line_fails_truncated_and_flags_that_cannot_hold_together_are_usage_errors() {
+    let env = Env::new();
+    let tape = everything(&env);
+    // A writer killed mid-line: the last line cut in half, no newline.
+    let body = std::fs::read_to_string(&tape).expect("read");
+    let lines: Vec<&str> = body.lines().collect();
+    let last = lines[lines.len() - 1];
+    let torn = env.path("torn.ndjson");
+    let cut = format!(
+        "{}\n{}",
+        lines[..lines.len() - 1].join("\n"),
+        &last[..last.len() / 2]
+    );
+    std::fs::write(&torn, cut).expect("write");
+    let (code, doc) = json_report(&env, &torn, &["--fail-on", "truncated"]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    assert_eq!(finding_lines(&doc, 0), [lines.len() as u64], "{doc:#}");
+    let (code, _) = json_report(&env, &tape, &["--fail-on", "truncated"]);
+    assert_eq!(code, Some(0));
+
+    for (args, says) in [
+        (
+            &["--expect-tool", "echo", "--forbid-tool", "echo"][..],
+            "--expect-tool `echo` and --forbid-tool `echo`",
+        ),
+        (
+            &["--max-calls", "9", "--receipt", "r.json"][..],
+            "--receipt is read only by --fail-on diverged",
+        ),
+    ] {
+        let out = check(&env, &tape, args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(stderr(&out).contains(says), "{}", text(&out));
+    }
+    // The same pattern twice is one rule.
+    let (code, doc) = json_report(
+        &env,
+        &tape,
+        &["--expect-tool", "echo", "--expect-tool", "echo"],
+    );
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["rules"].as_array().expect("rules").len(), 1, "{doc:#}");
+}
+
+#[test]
+fn a_refused_call_does_not_meet_expect_tool_and_a_replay_past_the_tape_fails_diverged() {
+    let env = Env::new();
+    let gated = gated(&env);
+    // delete_file was refused by the gate: the tool never ran.
+    let (code, doc) = json_report(&env, &gated, &["--expect-tool", "delete_file"]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    let (code, doc) = json_report(&env, &gated, &["--expect-tool", "echo"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+
+    // An echo session replayed to a client that goes on calling past its end.
+    let out = run(env
+        .mcptape(["record", "short", "--"])
+        .args([python(), peer("py_client.py"), "echo".into()])
+        .args(["--message", "hello replay", "--"])
+        .args(proxy_argv("everything", &everything_server())));
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(env
+        .mcptape(["replay", "short", "--"])
+        .args([
+            python(),
+            peer("py_client.py"),
+            "replayable".into(),
+            "--".into(),
+        ])
+        .args(proxy_argv("everything", &["absent-server".to_owned()])));
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    let tape = env.tape("short");
+    let receipt = tape.with_file_name("short.replay.json");
+    let (code, doc) = json_report(
+        &env,
+        &tape,
+        &[
+            "--fail-on",
+            "diverged",
+            "--receipt",
+            receipt.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(code, Some(1), "{doc:#}");
+    // What came past the end has no tape line: the finding says so at none.
+    let findings = doc["rules"][0]["findings"].as_array().expect("findings");
+    assert!(
+        findings.iter().any(|f| f["line"].is_null()
+            && f["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("server `everything`: "))),
+        "{doc:#}"
+    );
+}

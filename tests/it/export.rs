@@ -460,3 +460,69 @@ fn jsonl_has_every_entry_and_reads_line_by_line() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(!env.path("elsewhere").exists());
 }
+
+#[test]
+fn a_fault_that_withheld_the_answer_says_so_and_trace_ids_do_not_depend_on_the_path() {
+    let env = Env::new();
+    let faulty = faulty(&env);
+    // The faulted call's answer cut away, as a `timeout` fault leaves its tape.
+    let entries = tape_entries(&faulty);
+    let fault = entries
+        .iter()
+        .position(|e| e["method"] == "$fault")
+        .expect("a fault");
+    let id = entries[fault]["params"]["id"].clone();
+    let answer = entries
+        .iter()
+        .position(|e| e["_meta"]["dir"] == "recv" && e["id"] == id && e.get("method").is_none())
+        .expect("the faulted answer");
+    let kept: Vec<String> = entries
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != answer)
+        .map(|(_, e)| e.to_string())
+        .collect();
+    let withheld = env.path("withheld.ndjson");
+    std::fs::write(&withheld, kept.join("\n") + "\n").expect("write");
+    let har: Value = serde_json::from_str(&export(&env, &withheld, "har")).expect("HAR");
+    validate(&env, "validate_har.py", &har, "withheld.har").expect("valid HAR 1.2");
+    assert!(
+        har["log"]["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .any(|e| e["response"]["_error"] == "an injected fault withheld the answer"),
+        "{har:#}"
+    );
+    let otlp: Value = serde_json::from_str(&export(&env, &withheld, "otlp")).expect("OTLP");
+    let parsed = validate(&env, "validate_otlp.py", &otlp, "withheld.json").expect("valid");
+    assert!(
+        parsed["spans"]
+            .as_array()
+            .expect("spans")
+            .iter()
+            .any(|s| s["attributes"]["error.type"] == "mcptape.fault"
+                && s["status_message"] == "an injected fault withheld the answer"),
+        "{parsed:#}"
+    );
+
+    // The same tape by its absolute path and as `./name` from its directory: one trace.
+    let ids = |out: &str| -> Vec<String> {
+        let doc: Value = serde_json::from_str(out).expect("OTLP");
+        doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            .as_array()
+            .expect("spans")
+            .iter()
+            .map(|s| format!("{} {}", s["traceId"], s["spanId"]))
+            .collect()
+    };
+    let dir = withheld.parent().expect("a directory");
+    let rel = run(env
+        .mcptape(["export", "./withheld.ndjson", "--format", "otlp"])
+        .current_dir(dir));
+    assert!(rel.status.success(), "{}", text(&rel));
+    assert_eq!(
+        ids(&stdout(&rel)),
+        ids(&serde_json::to_string(&otlp).expect("JSON"))
+    );
+}

@@ -64,6 +64,7 @@ def main() -> int:
                     "start": s.start_time_unix_nano,
                     "end": s.end_time_unix_nano,
                     "status": s.status.code,
+                    "status_message": s.status.message,
                     "attributes": {a.key: value(a.value) for a in s.attributes},
                     "events": [e.name for e in s.events],
                 })
