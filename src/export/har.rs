@@ -23,9 +23,12 @@
 //! receive `0`: a tape has one time per message). An entry with no time on the tape
 //! starts at the Unix epoch and says so in its `comment`. Notes go in `log.comment`.
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::facts::Facts;
+use super::raw;
 use crate::exchange::{Exchange, Exchanges, Status, time};
 use crate::message::Kind;
 use crate::tape::lifecycle::Lifecycle;
@@ -36,9 +39,9 @@ use crate::tape::{Direction, Tape};
 pub const UNKNOWN_URL: &str = "http://localhost/mcp";
 
 /// The HAR document of a whole tape.
-pub fn document(tape: &Tape, x: &Exchanges) -> Value {
+pub fn document(tape: &Tape, x: &Exchanges) -> Document {
     let mut pages = Vec::new();
-    let mut entries: Vec<(usize, Value)> = Vec::new();
+    let mut entries: Vec<(usize, Box<RawValue>)> = Vec::new();
     for (c, conn) in x.connections.iter().enumerate() {
         let facts = Facts::of(tape, x, c);
         let started = facts
@@ -65,17 +68,34 @@ pub fn document(tape: &Tape, x: &Exchanges) -> Value {
             _ => None,
         })
         .collect();
-    let mut log = json!({
-        "version": "1.2",
-        "creator": {"name": "mcptape", "version": env!("CARGO_PKG_VERSION")},
-        "pages": pages,
-        "entries": entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>(),
-    });
-    if !notes.is_empty() {
-        log["comment"] = json!(notes.join("\n"));
+    Document {
+        log: Log {
+            version: "1.2",
+            creator: json!({"name": "mcptape", "version": env!("CARGO_PKG_VERSION")}),
+            pages,
+            entries: entries.into_iter().map(|(_, e)| e).collect(),
+            comment: (!notes.is_empty()).then(|| notes.join("\n")),
+        },
     }
-    json!({ "log": log })
 }
+
+/// A HAR document. Its entries are kept as JSON text, each written as soon as it is
+/// made: a large tape's export holds one entry's tree at a time, not all of them.
+#[derive(Serialize)]
+pub struct Document {
+    log: Log,
+}
+
+#[derive(Serialize)]
+struct Log {
+    version: &'static str,
+    creator: Value,
+    pages: Vec<Value>,
+    entries: Vec<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+}
+
 
 fn epoch() -> String {
     "1970-01-01T00:00:00.000Z".to_owned()
@@ -116,7 +136,7 @@ impl Page<'_> {
     }
 
     /// Every HAR entry of the connection, each with the index of its first tape entry.
-    fn entries(&self) -> Vec<(usize, Value)> {
+    fn entries(&self) -> Vec<(usize, Box<RawValue>)> {
         let mine: Vec<&Exchange> = self
             .x
             .exchanges
@@ -164,12 +184,12 @@ impl Page<'_> {
                 (true, Direction::Recv) => {
                     // The server's request went on a stream; the client's answer is a POST.
                     if !claimed.contains(&ex.request) {
-                        out.push((ex.request, self.get(ex.request)));
+                        out.push((ex.request, raw(&self.get(ex.request))));
                     }
                     if let Some(a) = ex.answer {
                         out.push((
                             a,
-                            self.entry(a, None, Answer::accepted(), "client → server answer"),
+                            raw(&self.entry(a, None, Answer::accepted(), "client → server answer")),
                         ));
                     }
                 }
@@ -180,7 +200,7 @@ impl Page<'_> {
                     );
                     out.push((
                         ex.request,
-                        self.entry(ex.request, Some(ex), answer, "client → server request"),
+                        raw(&self.entry(ex.request, Some(ex), answer, "client → server request")),
                     ));
                 }
                 (false, from) => {
@@ -190,7 +210,7 @@ impl Page<'_> {
                     } else {
                         "client → server request"
                     };
-                    out.push((ex.request, self.entry(ex.request, Some(ex), answer, who)));
+                    out.push((ex.request, raw(&self.entry(ex.request, Some(ex), answer, who))));
                 }
             }
         }
@@ -208,10 +228,10 @@ impl Page<'_> {
             };
             if self.facts.http && e.meta.dir != Direction::Send {
                 if !claimed.contains(&m) {
-                    out.push((m, self.get(m)));
+                    out.push((m, raw(&self.get(m))));
                 }
             } else {
-                out.push((m, self.entry(m, None, Answer::accepted(), who)));
+                out.push((m, raw(&self.entry(m, None, Answer::accepted(), who))));
             }
         }
         out

@@ -37,6 +37,16 @@ pub fn render(format: ExportFormat, tape: &Tape) -> String {
     }
 }
 
+/// `v` as JSON text, escaped as every export is: HAR entries and OTLP spans are kept so
+/// as soon as each is made, and a large tape's export holds one entry's tree at a time.
+fn raw(v: &serde_json::Value) -> Box<serde_json::value::RawValue> {
+    let text = crate::term::json_compact(v);
+    serde_json::value::RawValue::from_string(text).unwrap_or_else(|e| {
+        // json_compact writes JSON (or a JSON string saying why it could not).
+        serde_json::value::to_raw_value(&e.to_string()).unwrap_or_default()
+    })
+}
+
 /// An entry's time as Unix nanoseconds, when it has one.
 pub fn nanos(t: std::time::SystemTime) -> u128 {
     t.duration_since(std::time::UNIX_EPOCH)

@@ -17,10 +17,12 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::facts::Facts;
-use super::nanos;
+use super::{nanos, raw};
 use crate::exchange::{Exchange, Exchanges, Status, time};
 use crate::tape::lifecycle::Lifecycle;
 use crate::tape::policy::Resolution;
@@ -34,8 +36,8 @@ const KIND_CLIENT: u8 = 3;
 const STATUS_ERROR: u8 = 2;
 
 /// The request document of a whole tape.
-pub fn document(tape: &Tape, x: &Exchanges) -> Value {
-    let mut by_server: Vec<(String, Vec<Value>)> = Vec::new();
+pub fn document(tape: &Tape, x: &Exchanges) -> Document {
+    let mut by_server: Vec<(String, Vec<Box<RawValue>>)> = Vec::new();
     let notes = tape.notes();
     for (c, conn) in x.connections.iter().enumerate() {
         let spans = Trace::new(tape, x, c).spans(&notes_of(x, c, &notes));
@@ -44,23 +46,41 @@ pub fn document(tape: &Tape, x: &Exchanges) -> Value {
             None => by_server.push((conn.server.clone(), spans)),
         }
     }
-    let resource_spans: Vec<Value> = by_server
+    let resource_spans = by_server
         .into_iter()
-        .map(|(server, spans)| {
-            json!({
-                "resource": {"attributes": [
-                    attr("service.name", &server),
-                    attr("telemetry.sdk.name", "mcptape"),
-                    attr("telemetry.sdk.version", env!("CARGO_PKG_VERSION")),
-                ]},
-                "scopeSpans": [{
-                    "scope": {"name": "mcptape", "version": env!("CARGO_PKG_VERSION")},
-                    "spans": spans,
-                }],
-            })
+        .map(|(server, spans)| ResourceSpans {
+            resource: json!({"attributes": [
+                attr("service.name", &server),
+                attr("telemetry.sdk.name", "mcptape"),
+                attr("telemetry.sdk.version", env!("CARGO_PKG_VERSION")),
+            ]}),
+            scope_spans: [ScopeSpans {
+                scope: json!({"name": "mcptape", "version": env!("CARGO_PKG_VERSION")}),
+                spans,
+            }],
         })
         .collect();
-    json!({ "resourceSpans": resource_spans })
+    Document { resource_spans }
+}
+
+/// An `ExportTraceServiceRequest`, its spans kept as JSON text ([`super::raw`]).
+#[derive(Serialize)]
+pub struct Document {
+    #[serde(rename = "resourceSpans")]
+    resource_spans: Vec<ResourceSpans>,
+}
+
+#[derive(Serialize)]
+struct ResourceSpans {
+    resource: Value,
+    #[serde(rename = "scopeSpans")]
+    scope_spans: [ScopeSpans; 1],
+}
+
+#[derive(Serialize)]
+struct ScopeSpans {
+    scope: Value,
+    spans: Vec<Box<RawValue>>,
 }
 
 /// The notes that fall within connection `c` (between its first and last entry), or, for
@@ -145,7 +165,7 @@ impl<'a> Trace<'a> {
     }
 
     /// The root span, then every request's span.
-    fn spans(&self, notes: &[usize]) -> Vec<Value> {
+    fn spans(&self, notes: &[usize]) -> Vec<Box<RawValue>> {
         let conn = &self.x.connections[self.c];
         let start = self.facts.first.map_or(0, nanos);
         let end = self.facts.last.map_or(start, nanos);
@@ -166,14 +186,20 @@ impl<'a> Trace<'a> {
                 tokens.insert(token.to_string(), k);
             }
         }
+        let mut by_fault: HashMap<usize, usize> = HashMap::new();
+        let mut by_policy: HashMap<usize, usize> = HashMap::new();
+        for (k, e) in mine.iter().enumerate() {
+            by_fault.extend(e.fault.map(|f| (f, k)));
+            by_policy.extend(e.policy.map(|p| (p, k)));
+        }
         let mut events: Vec<Vec<Value>> = vec![Vec::new(); mine.len()];
         let mut root_events = Vec::new();
         for &m in self.x.marks[self.c].iter().chain(notes) {
             let e = &self.tape.entries[m];
             let v = e.message.value();
             let target = match Lifecycle::of(e) {
-                Some(Lifecycle::Fault(_)) => mine.iter().position(|x| x.fault == Some(m)),
-                Some(Lifecycle::Policy(_)) => mine.iter().position(|x| x.policy == Some(m)),
+                Some(Lifecycle::Fault(_)) => by_fault.get(&m).copied(),
+                Some(Lifecycle::Policy(_)) => by_policy.get(&m).copied(),
                 _ => tokens
                     .get(&v["params"]["progressToken"].to_string())
                     .copied(),
@@ -189,7 +215,7 @@ impl<'a> Trace<'a> {
             attr("network.transport", self.facts.transport()),
         ];
         self.common(&mut root_attrs, usize::MAX);
-        let mut spans = vec![json!({
+        let mut spans = vec![raw(&json!({
             "traceId": self.trace_id,
             "spanId": self.root_id,
             "name": format!("mcp connection {}", conn.server),
@@ -199,9 +225,14 @@ impl<'a> Trace<'a> {
             "attributes": root_attrs,
             "events": root_events,
             "status": {},
-        })];
+        }))];
         for (k, e) in mine.iter().enumerate() {
-            spans.push(self.request_span(e, std::mem::take(&mut events[k]), start, end));
+            spans.push(raw(&self.request_span(
+                e,
+                std::mem::take(&mut events[k]),
+                start,
+                end,
+            )));
         }
         spans
     }
