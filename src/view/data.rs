@@ -226,13 +226,13 @@ fn compact(v: &Value) -> String {
 fn receipt_json(r: &Receipt) -> Value {
     let diverged = r.diverged_lines();
     match r {
-        Receipt::Verify { server, calls } => json!({
+        Receipt::Verify { server, calls, .. } => json!({
             "kind": "verify",
             "server": server,
             "calls": calls,
             "diverged": diverged,
         }),
-        Receipt::Replay { verdicts } => json!({
+        Receipt::Replay { verdicts, .. } => json!({
             "kind": "replay",
             "verdicts": verdicts.iter().map(|v| {
                 let mut j = json!(v);

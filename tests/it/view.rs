@@ -556,3 +556,108 @@ fn bad_receipts_symlinks_and_a_missing_opener_are_reported() {
     );
     assert!(link.exists());
 }
+
+#[test]
+fn the_page_is_never_written_over_the_tape_it_shows() {
+    let env = Env::new();
+    let tape = env.path("self.ndjson");
+    xss_tape(&tape);
+    let before = std::fs::read(&tape).expect("tape");
+    // `-o` naming the tape, by another spelling of its path.
+    let out = run(env.mcptape(["view", "./self.ndjson", "-o", "self.ndjson"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("`self.ndjson` is the tape `")
+            && stderr(&out).contains("self.ndjson` itself"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(&tape).expect("tape"), before);
+    // …or by its absolute path.
+    let abs = tape.to_str().expect("utf-8");
+    let out = run(env.mcptape(["view", "./self.ndjson", "-o", abs]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(std::fs::read(&tape).expect("tape"), before);
+    // Another file is written as always.
+    view(&env, &["./self.ndjson", "-o", "other.html"]);
+    assert!(env.path("other.html").exists());
+}
+
+/// Writes `receipt` (JSON) to `name` in the temp dir and returns its path as a string.
+fn receipt_file(env: &Env, name: &str, receipt: &Value) -> String {
+    let path = env.path(name);
+    std::fs::write(&path, receipt.to_string()).expect("write the receipt");
+    path.to_str().expect("utf-8").to_owned()
+}
+
+#[test]
+fn a_receipt_of_another_tape_or_server_is_refused_by_view_and_check() {
+    let env = Env::new();
+    let (t, u) = (env.path("t.ndjson"), env.path("u.ndjson"));
+    xss_tape(&t);
+    xss_tape(&u);
+    let [server, ..] = PAYLOADS;
+    let call = json!({"server": server, "conn": "c", "line": 2, "method": "tools/call",
+        "class": "changed", "differences": [{"path": "result", "old": 1, "new": 2}]});
+    let other = receipt_file(
+        &env,
+        "u.verify.json",
+        &json!({"kind": "verify", "tape": u, "server": server, "calls": [call]}),
+    );
+    let t_arg = t.to_str().expect("utf-8");
+    let out = run(env.mcptape(["view", t_arg, "--verify", &other]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("u.verify.json")
+            && err.contains(&format!("is not of the tape `{}`", t.display()))
+            && err.contains(&format!("made for `{}`", u.display())),
+        "{}",
+        text(&out)
+    );
+    // check --fail-on diverged reads receipts the same way.
+    let out = run(env.mcptape(["check", t_arg, "--fail-on", "diverged", "--receipt", &other]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("u.verify.json") && stderr(&out).contains("is not of the tape"),
+        "{}",
+        text(&out)
+    );
+    // No `tape` (an older receipt): taken at its word, but its server must be on the tape.
+    let stranger = receipt_file(
+        &env,
+        "s.verify.json",
+        &json!({"kind": "verify", "server": "elsewhere", "calls": []}),
+    );
+    let out = run(env.mcptape(["view", t_arg, "--verify", &stranger]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("no connection to the server `elsewhere`"),
+        "{}",
+        text(&out)
+    );
+    // This tape's receipt, named by another spelling of the path, is shown.
+    let own = receipt_file(
+        &env,
+        "t.verify.json",
+        &json!({"kind": "verify", "tape": env.path("./t.ndjson"), "server": server, "calls": [call]}),
+    );
+    view(&env, &[t_arg, "--verify", &own]);
+    // A verify receipt without its server says so; a missing receipt is not a "tape".
+    let bare = receipt_file(&env, "bare.json", &json!({"kind": "verify"}));
+    let out = run(env.mcptape(["view", t_arg, "--verify", &bare]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("a verify receipt with no `server`"),
+        "{}",
+        text(&out)
+    );
+    let out = run(env.mcptape(["view", t_arg, "--verify", "nowhere.json"]));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("cannot read the receipt `nowhere.json`")
+            && !stderr(&out).contains("tape"),
+        "{}",
+        text(&out)
+    );
+}
