@@ -10,11 +10,17 @@
 //! A receipt is read as JSON whatever its name: `kind` says which, and a verify receipt
 //! of an older version (no `kind`, no `calls`) reads with no calls. A receipt that is
 //! not one of these is an error naming the file.
+//!
+//! [`Receipt::load_for`] also checks that the receipt was made for the tape it is shown
+//! with: its `tape` is that file, and each server it names is on the tape. A receipt
+//! with no `tape` (an older one) is taken at its word.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::tape::{Tape, TapeError};
 use crate::verdict::Verdict;
 use crate::verify::compare::Played;
 
@@ -26,6 +32,8 @@ pub const MAX_RECEIPT_BYTES: u64 = 256 << 20;
 pub enum Receipt {
     /// A verify run's: every call played against the live server.
     Verify {
+        /// The tape it was made for, when it says.
+        tape: Option<PathBuf>,
         /// The server verified.
         server: String,
         /// Every recorded request, played or not, in tape order.
@@ -33,6 +41,8 @@ pub enum Receipt {
     },
     /// A replay run's: one verdict per replayed connection.
     Replay {
+        /// The tape it was made for, when it says.
+        tape: Option<PathBuf>,
         /// The verdicts.
         verdicts: Vec<Verdict>,
     },
@@ -58,12 +68,24 @@ pub enum ReceiptError {
         /// What is wrong, for people.
         why: String,
     },
+    /// Made for another tape.
+    #[error("the receipt `{path}` is not of the tape `{tape}`: {why}")]
+    OtherTape {
+        /// The receipt.
+        path: PathBuf,
+        /// The tape it is shown with.
+        tape: PathBuf,
+        /// What differs, for people.
+        why: String,
+    },
 }
 
 #[derive(Deserialize)]
 struct Raw {
     #[serde(default)]
     kind: Option<String>,
+    #[serde(default)]
+    tape: Option<PathBuf>,
     #[serde(default)]
     server: Option<String>,
     #[serde(default)]
@@ -81,8 +103,16 @@ impl Receipt {
             path: path.to_path_buf(),
             source,
         };
-        let file = crate::tape::lines::open(path)
-            .map_err(|e| read(std::io::Error::other(e.to_string())))?;
+        // Opened as a tape is; its errors say "tape", so only their cause is kept.
+        let file = crate::tape::lines::open(path).map_err(|e| {
+            read(match e {
+                TapeError::Missing { .. } => {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")
+                }
+                TapeError::Read { source, .. } => source,
+                other => std::io::Error::other(other.to_string()),
+            })
+        })?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, MAX_RECEIPT_BYTES + 1),
@@ -97,6 +127,67 @@ impl Receipt {
         Receipt::parse(path, &bytes)
     }
 
+    /// Reads the receipt at `path` and checks that it was made for `tape`
+    /// ([`Receipt::check_tape`]).
+    pub fn load_for(path: &Path, tape: &Tape) -> Result<Receipt, ReceiptError> {
+        let receipt = Receipt::load(path)?;
+        receipt.check_tape(path, tape)?;
+        Ok(receipt)
+    }
+
+    /// Whether this receipt (read from `path`) is of `tape`: the file its `tape` names
+    /// is this one (the same file, or, when that path no longer exists, a file of the
+    /// same name: a tape moved with its receipt), and every server it names has a
+    /// connection on the tape. A receipt with no `tape` passes the first test.
+    pub fn check_tape(&self, path: &Path, tape: &Tape) -> Result<(), ReceiptError> {
+        let other = |why: String| ReceiptError::OtherTape {
+            path: path.to_path_buf(),
+            tape: tape.path.clone(),
+            why,
+        };
+        if let Some(theirs) = self.tape() {
+            let same = match (std::fs::metadata(theirs), std::fs::metadata(&tape.path)) {
+                (Ok(a), Ok(b)) => {
+                    use std::os::unix::fs::MetadataExt;
+                    (a.dev(), a.ino()) == (b.dev(), b.ino())
+                }
+                (Err(_), _) => theirs.file_name() == tape.path.file_name(),
+                // The tape was read, so this is a race; the name decides.
+                (Ok(_), Err(_)) => theirs.file_name() == tape.path.file_name(),
+            };
+            if !same {
+                return Err(other(format!("it was made for `{}`", theirs.display())));
+            }
+        }
+        let conns = tape.connections();
+        let on_tape: BTreeSet<&str> = conns.iter().map(|c| c.server.as_str()).collect();
+        let named: BTreeSet<&str> = match self {
+            Receipt::Verify { server, .. } => [server.as_str()].into(),
+            Receipt::Replay { verdicts, .. } => {
+                verdicts.iter().map(|v| v.server.as_str()).collect()
+            }
+        };
+        let missing: Vec<String> = named
+            .into_iter()
+            .filter(|s| !s.is_empty() && !on_tape.contains(s))
+            .map(|s| format!("`{s}`"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(other(format!(
+                "the tape has no connection to the server {}",
+                missing.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// The tape this receipt says it was made for.
+    pub fn tape(&self) -> Option<&Path> {
+        match self {
+            Receipt::Verify { tape, .. } | Receipt::Replay { tape, .. } => tape.as_deref(),
+        }
+    }
+
     /// Reads a receipt's bytes (`path` only names it in errors).
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Receipt, ReceiptError> {
         let shape = |why: String| ReceiptError::Shape {
@@ -106,14 +197,17 @@ impl Receipt {
         let raw: Raw = serde_json::from_slice(bytes).map_err(|e| shape(e.to_string()))?;
         match raw.kind.as_deref() {
             Some("replay") => Ok(Receipt::Replay {
+                tape: raw.tape,
                 verdicts: raw.verdicts,
             }),
             Some("verify") | None if raw.server.is_some() || raw.counts.is_some() => {
                 Ok(Receipt::Verify {
+                    tape: raw.tape,
                     server: raw.server.unwrap_or_default(),
                     calls: raw.calls,
                 })
             }
+            Some("verify") => Err(shape("a verify receipt with no `server`".into())),
             Some(other) => Err(shape(format!("unknown kind `{other}`"))),
             None => Err(shape("no `kind`, `server` or `counts`".into())),
         }
@@ -149,7 +243,7 @@ impl Receipt {
                 })
                 .map(|c| c.line)
                 .collect(),
-            Receipt::Replay { verdicts } => verdicts
+            Receipt::Replay { verdicts, .. } => verdicts
                 .iter()
                 .flat_map(|v| {
                     v.mismatch
@@ -165,7 +259,7 @@ impl Receipt {
     /// client that sent past the tape's end, a cut recording the client outran, anything
     /// else replay found wrong (garbage from the client, no connection to serve).
     pub fn unplaced(&self) -> Vec<String> {
-        let Receipt::Replay { verdicts } = self else {
+        let Receipt::Replay { verdicts, .. } = self else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -215,5 +309,7 @@ mod tests {
         assert!(err.to_string().contains("r.json"), "{err}");
         let err = Receipt::parse(p, br#"{"kind":"x"}"#).expect_err("unknown kind");
         assert!(err.to_string().contains("unknown kind"), "{err}");
+        let err = Receipt::parse(p, br#"{"kind":"verify"}"#).expect_err("no server");
+        assert!(err.to_string().contains("no `server`"), "{err}");
     }
 }

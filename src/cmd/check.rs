@@ -8,7 +8,7 @@ use crate::cli::{self, CheckFailOn};
 use crate::error::{Error, Result};
 use crate::exchange::Exchanges;
 use crate::outcome::Outcome;
-use crate::receipt::Receipt;
+use crate::receipt::{Receipt, ReceiptError};
 
 impl cli::Check {
     /// Checks the tape and writes the report; [`Outcome::Differences`] (exit 1) when a
@@ -17,7 +17,7 @@ impl cli::Check {
         let rules = Rules::of(&self).map_err(usage)?;
         let tape = crate::cmd::show::load(&self.session)?;
         let receipt = match rules.fail_on.contains(&CheckFailOn::Diverged) {
-            true => Some(self.receipt(&tape.path)?),
+            true => Some(self.receipt(&tape)?),
             false => None,
         };
         let exchanges = Exchanges::of(&tape);
@@ -32,21 +32,27 @@ impl cli::Check {
     }
 
     /// `--receipt`, or the first receipt beside the tape; none at all is an error naming
-    /// where it looked.
-    fn receipt(&self, tape: &std::path::Path) -> Result<Receipt> {
+    /// where it looked. A receipt made for another tape is a usage error naming both
+    /// ([`Receipt::load_for`]).
+    fn receipt(&self, tape: &crate::tape::Tape) -> Result<Receipt> {
         let load = |path: &std::path::Path| {
-            Receipt::load(path).map_err(|e| Error::Io {
-                what: format!(
-                    "--fail-on diverged: cannot use the receipt `{}`",
-                    path.display()
-                ),
-                source: std::io::Error::other(e),
+            Receipt::load_for(path, tape).map_err(|e| match e {
+                other @ ReceiptError::OtherTape { .. } => {
+                    Error::Usage(format!("--fail-on diverged: {other}"))
+                }
+                e => Error::Io {
+                    what: format!(
+                        "--fail-on diverged: cannot use the receipt `{}`",
+                        path.display()
+                    ),
+                    source: std::io::Error::other(e),
+                },
             })
         };
         if let Some(path) = &self.receipt {
             return load(path);
         }
-        let beside = Receipt::beside(tape);
+        let beside = Receipt::beside(&tape.path);
         match beside.iter().find(|p| p.exists()) {
             Some(path) => load(path),
             None => Err(usage(CheckError::NoReceipt {

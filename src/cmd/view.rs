@@ -12,10 +12,22 @@ use crate::receipt::{Receipt, ReceiptError};
 impl cli::View {
     /// Writes the page; with `--open`, opens it.
     pub fn run(self) -> Result<Outcome> {
-        // The receipt first: a bad one is a usage error before anything is loaded.
-        let receipt = self.verify.as_deref().map(load_receipt).transpose()?;
+        // The receipt first: a bad one is a usage error before the tape is loaded.
+        let receipt = match self.verify.as_deref() {
+            Some(path) => Some((
+                path,
+                Receipt::load(path).map_err(|e| receipt_error(path, e))?,
+            )),
+            None => None,
+        };
         let tape = super::show::load(&self.session)?;
+        if let Some((path, r)) = &receipt {
+            r.check_tape(path, &tape)
+                .map_err(|e| receipt_error(path, e))?;
+        }
+        let receipt = receipt.map(|(_, r)| r);
         let out = self.output.clone().unwrap_or_else(|| beside(&tape.path));
+        refuse_the_tape(&out, &tape.path)?;
         let page = crate::view::render(&tape, receipt.as_ref());
         super::write_file(&out, page.as_bytes(), 0o600, "the page")?;
         crate::term::eprintln_escaped!("mcptape: wrote {}", out.display());
@@ -36,14 +48,31 @@ fn beside(tape: &Path) -> PathBuf {
     tape.with_file_name(format!("{stem}.html"))
 }
 
-fn load_receipt(path: &Path) -> Result<Receipt> {
-    Receipt::load(path).map_err(|e| match e {
+/// The page is never written over the tape it shows: `-o` naming the tape (the same
+/// file: device and inode) is a usage error.
+fn refuse_the_tape(out: &Path, tape: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(o), Ok(t)) = (std::fs::metadata(out), std::fs::metadata(tape)) else {
+        return Ok(());
+    };
+    if (o.dev(), o.ino()) != (t.dev(), t.ino()) {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "-o `{}` is the tape `{}` itself: the page would overwrite it (give -o another file)",
+        out.display(),
+        tape.display()
+    )))
+}
+
+fn receipt_error(path: &Path, e: ReceiptError) -> Error {
+    match e {
         ReceiptError::Read { source, .. } => Error::Io {
             what: format!("cannot read the receipt `{}` (--verify)", path.display()),
             source,
         },
-        shape @ ReceiptError::Shape { .. } => Error::Usage(format!("--verify: {shape}")),
-    })
+        other => Error::Usage(format!("--verify: {other}")),
+    }
 }
 
 /// Starts the system's opener on the page, detached; a failure is a warning (the page is

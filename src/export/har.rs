@@ -96,7 +96,6 @@ struct Log {
     comment: Option<String>,
 }
 
-
 fn epoch() -> String {
     "1970-01-01T00:00:00.000Z".to_owned()
 }
@@ -210,7 +209,10 @@ impl Page<'_> {
                     } else {
                         "client → server request"
                     };
-                    out.push((ex.request, raw(&self.entry(ex.request, Some(ex), answer, who))));
+                    out.push((
+                        ex.request,
+                        raw(&self.entry(ex.request, Some(ex), answer, who)),
+                    ));
                 }
             }
         }

@@ -6,7 +6,8 @@
 //!
 //! - `entries[i]`: `[line, dir, conn, t, exchange, kind, label, raw, severity]`: the
 //!   tape line, `s`/`r`/`l`, the connection's index (-1 for a note), milliseconds since
-//!   the tape's first timestamp (null when the entry has none), the exchange it belongs
+//!   the first timestamp of the traffic (notes aside; negative for a note before it,
+//!   null when the entry has none), the exchange it belongs
 //!   to (-1 for none), `q` request / `a` answer / `n` notification / `l` lifecycle / `N`
 //!   note / `o` other, a one-line label, the line exactly as on the tape, and for a
 //!   lifecycle event `ok` / `info` / `warn` / `bad`.
@@ -17,7 +18,9 @@
 //!   lines it says diverged.
 //!
 //! Nothing here escapes for HTML: [`super::page`] escapes the whole document once, and the
-//! script inserts every string as text.
+//! script inserts every string as text. Labels, names, the tape's path and its warnings
+//! have their control, bidi and invisible characters written as visible escapes
+//! ([`shown`]); the raw line is the tape's.
 
 use std::time::SystemTime;
 
@@ -41,12 +44,23 @@ pub fn of(tape: &Tape, receipt: Option<&Receipt>) -> Value {
         .as_deref()
         .map(|b| b.split(|&c| c == b'\n').collect())
         .unwrap_or_default();
-    let origin = tape.entries.iter().filter_map(time).min();
+    // Time counts from the first timestamp of the traffic: a note added later (or
+    // earlier) does not move it. A tape of notes only counts from its first note.
+    let notes = tape.notes();
+    let traffic = |i: &usize| notes.binary_search(i).is_err();
+    let first = |keep: &dyn Fn(&usize) -> bool| {
+        (0..tape.entries.len())
+            .filter(keep)
+            .filter_map(|i| time(&tape.entries[i]))
+            .min()
+    };
+    let origin = first(&traffic).or_else(|| first(&|_| true));
     let ms = |t: Option<SystemTime>| -> Value {
         match (origin, t) {
-            (Some(o), Some(t)) => t
-                .duration_since(o)
-                .map_or(Value::Null, |d| json!(d.as_millis() as u64)),
+            (Some(o), Some(t)) => match t.duration_since(o) {
+                Ok(d) => json!(d.as_millis() as i64),
+                Err(e) => json!(-(e.duration().as_millis() as i64)),
+            },
             _ => Value::Null,
         }
     };
@@ -82,7 +96,7 @@ pub fn of(tape: &Tape, receipt: Option<&Receipt>) -> Value {
                 ms(time(e)),
                 ex_of[i],
                 kind,
-                cut(&label),
+                cut(&shown(&label)),
                 raw_line,
                 severity
             ])
@@ -100,23 +114,23 @@ pub fn of(tape: &Tape, receipt: Option<&Receipt>) -> Value {
                 ms(ex.ended),
                 ex.status.as_str(),
                 dir(ex.from),
-                ex.method,
-                ex.tool
+                shown(&ex.method),
+                ex.tool.as_deref().map(shown)
             ])
         })
         .collect();
     let conns: Vec<Value> = x
         .connections
         .iter()
-        .map(|c| json!({"server": c.server, "id": c.id}))
+        .map(|c| json!({"server": shown(&c.server), "id": shown(&c.id)}))
         .collect();
     json!({
-        "tape": tape.path,
-        "warnings": tape.warnings,
+        "tape": shown(&tape.path.to_string_lossy()),
+        "warnings": tape.warnings.iter().map(|w| shown(w)).collect::<Vec<_>>(),
         "connections": conns,
         "entries": entries,
         "exchanges": exchanges,
-        "notes": tape.notes(),
+        "notes": notes,
         "receipt": receipt.map(receipt_json),
     })
 }
@@ -127,6 +141,13 @@ fn dir(d: Direction) -> &'static str {
         Direction::Recv => "r",
         Direction::Lifecycle => "l",
     }
+}
+
+/// A name or label as the page shows it: control, bidi and invisible characters as
+/// visible escapes ([`crate::term::line`], as `show` prints them), so that no name can
+/// reorder or hide what is around it. The raw line stays exact.
+fn shown(s: &str) -> String {
+    crate::term::line(s).into_owned()
 }
 
 fn cut(label: &str) -> String {
@@ -226,13 +247,13 @@ fn compact(v: &Value) -> String {
 fn receipt_json(r: &Receipt) -> Value {
     let diverged = r.diverged_lines();
     match r {
-        Receipt::Verify { server, calls } => json!({
+        Receipt::Verify { server, calls, .. } => json!({
             "kind": "verify",
             "server": server,
             "calls": calls,
             "diverged": diverged,
         }),
-        Receipt::Replay { verdicts } => json!({
+        Receipt::Replay { verdicts, .. } => json!({
             "kind": "replay",
             "verdicts": verdicts.iter().map(|v| {
                 let mut j = json!(v);

@@ -286,3 +286,39 @@ fn bad_notes_are_refused_naming_what_is_wrong_and_touch_nothing() {
     );
     assert!(shown.contains("NOTE red \\x1b[31m"), "{shown}");
 }
+
+#[test]
+fn a_note_is_refused_by_a_file_that_is_not_a_tape() {
+    let env = Env::new();
+    for (name, body) in [
+        ("plain.txt", "shopping list\nmilk\n"),
+        ("object.json", "{\"name\": \"not an entry\"}\n"),
+        ("binary.ndjson", "\u{0}\u{1}\u{2} no newline"),
+    ] {
+        let file = env.path(name);
+        std::fs::write(&file, body).expect("write");
+        let out = run(env.mcptape(["note", &format!("./{name}"), "hi"]));
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "{name}` is not a tape (its first line is not a tape entry"
+            )),
+            "{name}: {}",
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("read"),
+            body,
+            "{name}"
+        );
+    }
+    // An empty file (a recording that wrote nothing yet) and a tape take the note.
+    let empty = env.path("empty.ndjson");
+    std::fs::write(&empty, "").expect("write");
+    let out = run(env.mcptape(["note", "./empty.ndjson", "first"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(env.mcptape(["note", "./empty.ndjson", "second"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let texts: Vec<String> = notes(&empty).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(texts, ["first", "second"]);
+}

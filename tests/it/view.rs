@@ -297,7 +297,9 @@ fn payloads_on_a_tape_are_shown_as_text_and_never_run() {
     );
     let rows = strings(&f["rows"]).join("\n");
     assert!(rows.contains(&format!("tools/call {b} #1")), "{rows}");
-    assert!(rows.contains(&format!("notifications/{e}")), "{rows}");
+    // The line separator in a name is shown as an escape, as `show` does.
+    let e_shown = e.replace('\u{2028}', "\\u{2028}");
+    assert!(rows.contains(&format!("notifications/{e_shown}")), "{rows}");
     assert!(rows.contains(c), "the note: {rows}");
     assert!(rows.contains(d), "the error's message: {rows}");
     assert_eq!(strings(&f["flags"]), [c]);
@@ -555,4 +557,217 @@ fn bad_receipts_symlinks_and_a_missing_opener_are_reported() {
         text(&out)
     );
     assert!(link.exists());
+}
+
+#[test]
+fn the_page_is_never_written_over_the_tape_it_shows() {
+    let env = Env::new();
+    let tape = env.path("self.ndjson");
+    xss_tape(&tape);
+    let before = std::fs::read(&tape).expect("tape");
+    // `-o` naming the tape, by another spelling of its path.
+    let out = run(env.mcptape(["view", "./self.ndjson", "-o", "self.ndjson"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("`self.ndjson` is the tape `")
+            && stderr(&out).contains("self.ndjson` itself"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(&tape).expect("tape"), before);
+    // …or by its absolute path.
+    let abs = tape.to_str().expect("utf-8");
+    let out = run(env.mcptape(["view", "./self.ndjson", "-o", abs]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(std::fs::read(&tape).expect("tape"), before);
+    // Another file is written as always.
+    view(&env, &["./self.ndjson", "-o", "other.html"]);
+    assert!(env.path("other.html").exists());
+}
+
+/// Writes `receipt` (JSON) to `name` in the temp dir and returns its path as a string.
+fn receipt_file(env: &Env, name: &str, receipt: &Value) -> String {
+    let path = env.path(name);
+    std::fs::write(&path, receipt.to_string()).expect("write the receipt");
+    path.to_str().expect("utf-8").to_owned()
+}
+
+#[test]
+fn a_receipt_of_another_tape_or_server_is_refused_by_view_and_check() {
+    let env = Env::new();
+    let (t, u) = (env.path("t.ndjson"), env.path("u.ndjson"));
+    xss_tape(&t);
+    xss_tape(&u);
+    let [server, ..] = PAYLOADS;
+    let call = json!({"server": server, "conn": "c", "line": 2, "method": "tools/call",
+        "class": "changed", "differences": [{"path": "result", "old": 1, "new": 2}]});
+    let other = receipt_file(
+        &env,
+        "u.verify.json",
+        &json!({"kind": "verify", "tape": u, "server": server, "calls": [call]}),
+    );
+    let t_arg = t.to_str().expect("utf-8");
+    let out = run(env.mcptape(["view", t_arg, "--verify", &other]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("u.verify.json")
+            && err.contains(&format!("is not of the tape `{}`", t.display()))
+            && err.contains(&format!("made for `{}`", u.display())),
+        "{}",
+        text(&out)
+    );
+    // check --fail-on diverged reads receipts the same way.
+    let out = run(env.mcptape(["check", t_arg, "--fail-on", "diverged", "--receipt", &other]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("u.verify.json") && stderr(&out).contains("is not of the tape"),
+        "{}",
+        text(&out)
+    );
+    // No `tape` (an older receipt): taken at its word, but its server must be on the tape.
+    let stranger = receipt_file(
+        &env,
+        "s.verify.json",
+        &json!({"kind": "verify", "server": "elsewhere", "calls": []}),
+    );
+    let out = run(env.mcptape(["view", t_arg, "--verify", &stranger]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("no connection to the server `elsewhere`"),
+        "{}",
+        text(&out)
+    );
+    // This tape's receipt, named by another spelling of the path, is shown.
+    let own = receipt_file(
+        &env,
+        "t.verify.json",
+        &json!({"kind": "verify", "tape": env.path("./t.ndjson"), "server": server, "calls": [call]}),
+    );
+    view(&env, &[t_arg, "--verify", &own]);
+    // A verify receipt without its server says so; a missing receipt is not a "tape".
+    let bare = receipt_file(&env, "bare.json", &json!({"kind": "verify"}));
+    let out = run(env.mcptape(["view", t_arg, "--verify", &bare]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("a verify receipt with no `server`"),
+        "{}",
+        text(&out)
+    );
+    let out = run(env.mcptape(["view", t_arg, "--verify", "nowhere.json"]));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("cannot read the receipt `nowhere.json`")
+            && !stderr(&out).contains("tape"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A tape recorded `ago` before now, one connection of server `ev\u{202e}il`: a start,
+/// three calls to tool `a\u{200b}b` over its first second, and a close.
+fn old_tape(path: &Path, ago: std::time::Duration) {
+    let t0 = std::time::SystemTime::now() - ago;
+    let ts = |ms: u64| {
+        humantime::format_rfc3339_millis(t0 + std::time::Duration::from_millis(ms)).to_string()
+    };
+    let entry = |mut v: Value, dir: &str, ms: u64| {
+        v["_meta"] = json!({"dir": dir, "server": "ev\u{202e}il", "conn": "c1", "ts": ts(ms)});
+        v.to_string()
+    };
+    let mut lines = vec![entry(
+        json!({"jsonrpc": "2.0", "method": "$transport/start", "params": {}}),
+        "lifecycle",
+        0,
+    )];
+    for (id, (a, b)) in [(0, 100), (300, 600), (700, 1000)].into_iter().enumerate() {
+        lines.push(entry(
+            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call",
+                "params": {"name": "a\u{200b}b", "arguments": {}}}),
+            "send",
+            a,
+        ));
+        lines.push(entry(
+            json!({"jsonrpc": "2.0", "id": id + 1, "result": {"content": []}}),
+            "recv",
+            b,
+        ));
+    }
+    lines.push(entry(
+        json!({"jsonrpc": "2.0", "method": "$transport/close", "params": {"exitCode": 0}}),
+        "lifecycle",
+        1000,
+    ));
+    std::fs::write(path, lines.join("\n") + "\n").expect("write the tape");
+}
+
+#[test]
+fn a_note_added_hours_later_keeps_the_axis_to_the_traffic_and_names_are_shown_escaped() {
+    let env = Env::new();
+    let tape = env.path("old.ndjson");
+    old_tape(
+        &tape,
+        std::time::Duration::from_secs(3 * 3600 + 23 * 60 + 10),
+    );
+    let t = tape.to_str().expect("utf-8");
+    // The README's workflow: a note on an old tape, with the real command.
+    let out = run(env.mcptape(["note", t, "greeted Ada"]));
+    assert!(out.status.success(), "{}", text(&out));
+    let page = env.path("old.html");
+    view(&env, &[t, "-o", page.to_str().expect("utf-8")]);
+    let f = browse(&env, &page, "span", None);
+    // The axis is the traffic's second, and the bars spread over the lane (three bars
+    // covering 70 % of it), not into one pixel.
+    assert_eq!(
+        strings(&f["ticks"]).last().map(String::as_str),
+        Some("+1.00 s"),
+        "{f:#}"
+    );
+    let width = f["lane_box"]["width"].as_f64().expect("width");
+    let painted = f["bar_columns"].as_f64().expect("columns");
+    assert!(
+        painted > width * 0.5,
+        "{painted} of {width} px painted: {f:#}"
+    );
+    // The note is three hours in, said readably, and its flag is pinned inside the lane.
+    let note_at = strings(&f["note_at"]);
+    assert!(note_at[0].starts_with("3 h 2"), "{f:#}");
+    let (flag, lane) = (&f["flag_box"], &f["lane_box"]);
+    let right = flag["x"].as_f64().expect("x") + flag["width"].as_f64().expect("w");
+    let lane_right = lane["x"].as_f64().expect("x") + width;
+    assert!(
+        right <= lane_right + 1.0
+            && flag["x"].as_f64().expect("x") >= lane["x"].as_f64().expect("x"),
+        "{f:#}"
+    );
+    assert!(
+        f["flag_title"]
+            .as_str()
+            .expect("title")
+            .contains("outside the traffic"),
+        "{f:#}"
+    );
+    assert_eq!(f["flag_detail"], "note: greeted Ada", "{f:#}");
+    // The first call's row says 0 ms, the last answer 1.00 s.
+    let at = strings(&f["at_texts"]);
+    assert_eq!(
+        (at[1].as_str(), at[6].as_str()),
+        ("0 ms", "1.00 s"),
+        "{f:#}"
+    );
+    // Bidi and zero-width characters in names are shown as escapes, in the lane, the
+    // list, the detail and the pretty message.
+    assert_eq!(strings(&f["lane_labels"]), ["ev\\u{202e}il · c1"], "{f:#}");
+    let rows = strings(&f["rows"]).join("\n");
+    assert!(rows.contains("tools/call a\\u{200b}b #1"), "{rows}");
+    assert_eq!(f["detail_title"], "→ tools/call a\\u{200b}b #1", "{f:#}");
+    let message = f["detail_message"].as_str().expect("message");
+    assert!(message.contains(r#""name": "a\u200bb""#), "{message}");
+    let all = format!("{f}");
+    for hidden in ['\u{202e}', '\u{200b}'] {
+        assert!(
+            !all.contains(hidden),
+            "{hidden:?} reached the page as it is: {f:#}"
+        );
+    }
 }

@@ -3,7 +3,8 @@
 //
 // usage: node view_check.mjs PAGE.html MODE [SCREENSHOT.png]
 //   MODE: tape (lanes, a click, search, keys, notes), xss (nothing injected runs),
-//         big (opens, scrolls to the end), verify (the diverged call and its paths)
+//         big (opens, scrolls to the end), verify (the diverged call and its paths),
+//         span (the time axis of a tape noted long after it was recorded; names shown)
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -129,6 +130,34 @@ try {
     await page.waitForFunction(() => document.getElementById('count').textContent !== '', null, { timeout: 60000 });
     facts.search_ms = Date.now() - s;
     facts.search_count = await page.textContent('#count');
+  } else if (mode === 'span') {
+    facts.rows = await rowTexts();
+    facts.at_texts = await page.locator('.row .at').allTextContents();
+    facts.note_at = await page.locator('.row.note .at').allTextContents();
+    facts.ticks = await page.locator('#axis .tick').allTextContents();
+    // How many pixel columns of the first lane's bar rows are painted: bars spread over
+    // the lane when the axis spans the traffic, a few columns when it collapsed.
+    facts.bar_columns = await page.evaluate(() => {
+      const cv = document.querySelector('.lane canvas');
+      const r = window.devicePixelRatio || 1;
+      const img = cv.getContext('2d').getImageData(0, Math.round(2 * r), cv.width, Math.round(22 * r));
+      let cols = 0;
+      for (let x = 0; x < img.width; x++) {
+        for (let y = 0; y < img.height; y++) {
+          if (img.data[(y * img.width + x) * 4 + 3]) { cols++; break; }
+        }
+      }
+      return Math.round(cols / r);
+    });
+    facts.lane_box = await page.locator('.lane canvas').first().boundingBox();
+    const flag = page.locator('.flag').first();
+    facts.flag_box = await flag.boundingBox();
+    facts.flag_title = await flag.getAttribute('title');
+    await flag.click();
+    facts.flag_detail = await page.textContent('#detail h2');
+    await page.locator('.row', { hasText: 'tools/call' }).first().click();
+    facts.detail_title = await page.textContent('#detail h2');
+    facts.detail_message = await page.textContent('#detail pre.message');
   } else if (mode === 'verify') {
     facts.receipt = await page.textContent('#receipt');
     facts.diverged_lines = await page.locator('.row.diverged').evaluateAll((rs) => rs.map((r) => r.dataset.line));

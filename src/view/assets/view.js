@@ -35,7 +35,20 @@
   const lineIndex = new Map();
   E.forEach((e, i) => lineIndex.set(e[LINE], i));
   const status = (x) => (diverged.has(E[X[x][XREQ]][LINE]) ? 'diverged' : X[x][XST]);
-  const fmtMs = (ms) => (ms == null ? '' : ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(3) + ' s');
+  // A time for people: 420 ms, 12.3 s, 4 min 5 s, 3 h 23 min, 2 d 5 h.
+  const fmtMs = (ms) => {
+    if (ms == null) return '';
+    const sign = ms < 0 ? '−' : '', a = Math.abs(ms);
+    const s = Math.floor(a / 1000), m = Math.floor(s / 60), h = Math.floor(m / 60), d = Math.floor(h / 24);
+    return sign + (a < 1000 ? a + ' ms' : a < 60000 ? (a / 1000).toFixed(a < 10000 ? 2 : 1) + ' s'
+      : m < 60 ? m + ' min ' + (s % 60) + ' s' : h < 24 ? h + ' h ' + (m % 60) + ' min' : d + ' d ' + (h % 24) + ' h');
+  };
+  // Control, bidi and invisible characters as `\u` escapes (JSON reads them back the
+  // same), so that a message cannot reorder or hide what is around it; the raw line is
+  // the tape's. (Labels and names come escaped from mcptape already.)
+  const HIDDEN = /[\u007f-\u009f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+  const vis = (text) => String(text).replace(HIDDEN, (c) => Array.from({ length: c.length }, (_, k) =>
+    '\\u' + c.charCodeAt(k).toString(16).padStart(4, '0')).join(''));
   const arrow = (d) => (d === 's' ? '→' : d === 'r' ? '←' : '·');
   const connName = (c) => (c < 0 ? '' : C[c].server + ' · ' + C[c].id);
 
@@ -60,12 +73,12 @@
     if (R.kind === 'verify') {
       const counts = {};
       for (const c of R.calls) counts[c.class] = (counts[c.class] || 0) + 1;
-      box.textContent = 'verify receipt (server ' + R.server + '): ' +
+      box.textContent = 'verify receipt (server ' + vis(R.server) + '): ' +
         Object.entries(counts).map(([k, n]) => n + ' ' + k).join(', ');
     } else {
-      box.textContent = 'replay receipt: ' + R.verdicts.map((v) =>
+      box.textContent = vis('replay receipt: ' + R.verdicts.map((v) =>
         v.label + ' ' + v.server + (v.conn ? ' · ' + v.conn : '') +
-        (v.problems.length ? ' (' + v.problems.join('; ') + ')' : '')).join('\n');
+        (v.problems.length ? ' (' + v.problems.join('; ') + ')' : '')).join('\n'));
     }
   }
 
@@ -181,8 +194,8 @@
     try {
       const v = JSON.parse(raw);
       if (v && typeof v === 'object' && !Array.isArray(v)) delete v._meta;
-      return JSON.stringify(v, null, 2);
-    } catch (_) { return raw; }
+      return vis(JSON.stringify(v, null, 2));
+    } catch (_) { return vis(raw); }
   };
   const jump = (i, text) => {
     const b = el('button', 'jump', text);
@@ -229,8 +242,8 @@
         const ul = el('ul', 'diffs');
         for (const df of c.differences) {
           const li = el('li');
-          li.append(el('span', 'path', df.path), document.createTextNode(
-            ': ' + JSON.stringify(df.old) + ' → ' + JSON.stringify(df.new)));
+          li.append(el('span', 'path', vis(df.path)), document.createTextNode(
+            ': ' + vis(JSON.stringify(df.old)) + ' → ' + vis(JSON.stringify(df.new))));
           ul.append(li);
         }
         d.append(ul);
@@ -252,9 +265,11 @@
     d.append(toggle, pre, raw);
   }
 
-  // The timeline: a lane (a canvas) per connection on one time axis.
+  // The timeline: a lane (a canvas) per connection on one time axis, spanning the
+  // traffic; a note outside it (added hours later) is pinned at its edge.
   const times = [];
-  for (const e of E) if (e[T] != null) times.push(e[T]);
+  for (const e of E) if (e[T] != null && e[KIND] !== 'N') times.push(e[T]);
+  if (!times.length) for (const e of E) if (e[T] != null) times.push(e[T]);
   let t0 = 0, t1 = 1;
   if (times.length) { t0 = times.reduce((a, b) => (b < a ? b : a)); t1 = times.reduce((a, b) => (b > a ? b : a)); }
   if (t1 <= t0) t1 = t0 + 1;
@@ -283,6 +298,7 @@
   X.forEach((x, k) => byConn[x[XC]].push(k));
   E.forEach((e, i) => { if (e[CONN] >= 0 && e[EX] < 0) marksOf[e[CONN]].push(i); });
   const pos = (t, w) => ((t - t0) / (t1 - t0)) * (w - 8) + 4;
+  const notePos = (t, w) => Math.max(4, Math.min(w - 4, pos(t, w)));
   function draw() {
     const ratio = window.devicePixelRatio || 1;
     canvases.forEach((cv, k) => {
@@ -295,7 +311,7 @@
       const hit = (hits[k] = []);
       for (const n of D.notes) {
         if (E[n][T] == null) continue;
-        const x = pos(E[n][T], w);
+        const x = notePos(E[n][T], w);
         g.strokeStyle = '#c08000'; g.setLineDash([3, 3]);
         g.beginPath(); g.moveTo(x, 0); g.lineTo(x, h); g.stroke(); g.setLineDash([]);
       }
@@ -348,7 +364,11 @@
       const f = el('span', 'flag', E[n][LABEL]);
       f.title = E[n][LABEL];
       f.dataset.i = n;
-      f.style.left = (E[n][T] == null ? 0 : pos(E[n][T], w)) + 'px';
+      const x = E[n][T] == null ? 0 : notePos(E[n][T], w);
+      // Near the right edge the flag hangs to the left of its rule.
+      if (x > w - 120) { f.classList.add('end'); f.style.right = (w - x) + 'px'; }
+      else f.style.left = x + 'px';
+      if (E[n][T] != null && (E[n][T] < t0 || E[n][T] > t1)) f.title += ' (at ' + (E[n][T] < t0 ? '' : '+') + fmtMs(E[n][T] - t0) + ', outside the traffic)';
       f.addEventListener('click', () => open(n, true));
       row.append(f);
     }
