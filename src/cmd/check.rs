@@ -24,7 +24,7 @@ impl cli::Check {
         let scope = Scope::new(&tape, &exchanges, &rules.servers).map_err(usage)?;
         let verdicts = eval::run(&scope, &rules, receipt.as_ref()).map_err(usage)?;
         let text = report::render(self.format, &tape.path, &verdicts);
-        self.write(&text)?;
+        self.write(&text, &tape.path)?;
         Ok(match verdicts.iter().all(|v| v.pass) {
             true => Outcome::Ok,
             false => Outcome::Differences,
@@ -66,8 +66,14 @@ impl cli::Check {
     }
 
     /// Writes the report to `--output` (0600: it quotes the tape), or to stdout.
-    fn write(&self, text: &str) -> Result<()> {
-        super::write_output(self.output.as_deref(), text.as_bytes(), 0o600, "the report")
+    fn write(&self, text: &str, tape: &std::path::Path) -> Result<()> {
+        super::write_output(
+            self.output.as_deref(),
+            text.as_bytes(),
+            0o600,
+            "the report",
+            &[tape],
+        )
     }
 }
 

@@ -11,10 +11,12 @@ impl cli::Diff {
     /// Loads both sides, compares them, writes the report.
     pub fn run(self) -> Result<Outcome> {
         let old_tape = crate::cmd::show::load(&self.old)?;
+        let mut inputs = vec![old_tape.path.clone()];
         let old = Side::of_tape(old_tape, self.server.as_deref(), None)?;
         let new = match (&self.new, &self.url) {
             (Some(b), _) => {
                 let tape = crate::cmd::show::load(b)?;
+                inputs.push(tape.path.clone());
                 Side::of_tape(tape, self.server.as_deref(), Some(&old.server))?
             }
             (None, Some(url)) => live::side(
@@ -44,7 +46,11 @@ impl cli::Diff {
             Some(_) => crate::style::Paint::of_file(),
             None => crate::style::Paint::of(crate::style::Stream::Stdout),
         };
-        self.write(&report::render(self.format, paint, &diff, &old, &new))?;
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+        self.write(
+            &report::render(self.format, paint, &diff, &old, &new),
+            &inputs,
+        )?;
         let fails = match self.fail_on {
             Some(DiffFailOn::Breaking) => diff.count(crate::diff::Class::Breaking) > 0,
             Some(DiffFailOn::Any) => diff.any_change(),
@@ -58,12 +64,13 @@ impl cli::Diff {
     }
 
     /// Writes the report to `--output` (never through a link), or to stdout.
-    fn write(&self, report: &str) -> Result<()> {
+    fn write(&self, report: &str, inputs: &[&std::path::Path]) -> Result<()> {
         super::write_output(
             self.output.as_deref(),
             report.as_bytes(),
             0o644,
             "the report",
+            inputs,
         )
     }
 }

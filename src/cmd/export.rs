@@ -11,7 +11,13 @@ impl cli::Export {
     pub fn run(self) -> Result<Outcome> {
         let tape = crate::cmd::show::load(&self.session)?;
         let text = crate::export::render(self.format, &tape);
-        super::write_output(self.output.as_deref(), text.as_bytes(), 0o600, "the export")?;
+        super::write_output(
+            self.output.as_deref(),
+            text.as_bytes(),
+            0o600,
+            "the export",
+            &[&tape.path],
+        )?;
         Ok(Outcome::Ok)
     }
 }

@@ -63,9 +63,30 @@ impl Cli {
 
 /// Writes a file a command made (a report, an export, a page) under the rules of
 /// [`crate::tape::safety`] (never through a symlink, never into a FIFO; `mode` also when
-/// it existed); `what` names it in the error (`the report`).
-pub fn write_file(path: &std::path::Path, bytes: &[u8], mode: u32, what: &str) -> Result<()> {
+/// it existed), and never over one of the `inputs` it was made from (the same file:
+/// device and inode; a usage error). `what` names it in the error (`the report`).
+pub fn write_file(
+    path: &std::path::Path,
+    bytes: &[u8],
+    mode: u32,
+    what: &str,
+    inputs: &[&std::path::Path],
+) -> Result<()> {
     use crate::tape::safety::{self, OpenError};
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(out) = std::fs::metadata(path) {
+        for input in inputs {
+            let same = std::fs::metadata(input)
+                .is_ok_and(|i| (i.dev(), i.ino()) == (out.dev(), out.ino()));
+            if same {
+                return Err(crate::error::Error::Usage(format!(
+                    "`{}` is the tape `{}` itself: {what} would overwrite it (write it to another file)",
+                    path.display(),
+                    input.display()
+                )));
+            }
+        }
+    }
     match safety::write_file(path, bytes, mode) {
         Ok(()) => Ok(()),
         Err(OpenError::Refused(why)) => Err(crate::error::TapeError::Refused {
@@ -86,10 +107,11 @@ pub fn write_output(
     bytes: &[u8],
     mode: u32,
     what: &str,
+    inputs: &[&std::path::Path],
 ) -> Result<()> {
     use std::io::Write;
     match output {
-        Some(file) => write_file(file, bytes, mode, what),
+        Some(file) => write_file(file, bytes, mode, what, inputs),
         None => std::io::stdout()
             .lock()
             .write_all(bytes)

@@ -67,7 +67,7 @@ impl cli::Verify {
             coverage: &coverage,
         };
         let report = report::render(self.format, paint, &ran, outcomes, problems);
-        self.write_report(&report)?;
+        self.write_report(&report, &path)?;
         if self.format != Format::Text && !problems.is_empty() {
             for p in problems {
                 for line in p.to_string().lines() {
@@ -117,13 +117,14 @@ impl cli::Verify {
     }
 
     /// Writes the report to `--output`, or to stdout.
-    fn write_report(&self, report: &str) -> Result<()> {
+    fn write_report(&self, report: &str, tape: &Path) -> Result<()> {
         // The same rules as a receipt: never through a link, never into a FIFO.
         super::write_output(
             self.output.as_deref(),
             report.as_bytes(),
             0o644,
             "the report",
+            &[tape],
         )
     }
 }

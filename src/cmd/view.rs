@@ -27,9 +27,8 @@ impl cli::View {
         }
         let receipt = receipt.map(|(_, r)| r);
         let out = self.output.clone().unwrap_or_else(|| beside(&tape.path));
-        refuse_the_tape(&out, &tape.path)?;
         let page = crate::view::render(&tape, receipt.as_ref());
-        super::write_file(&out, page.as_bytes(), 0o600, "the page")?;
+        super::write_file(&out, page.as_bytes(), 0o600, "the page", &[&tape.path])?;
         crate::term::eprintln_escaped!("mcptape: wrote {}", out.display());
         if self.open {
             open(&out);
@@ -46,23 +45,6 @@ fn beside(tape: &Path) -> PathBuf {
         .unwrap_or_default();
     let stem = name.strip_suffix(".ndjson").unwrap_or(&name);
     tape.with_file_name(format!("{stem}.html"))
-}
-
-/// The page is never written over the tape it shows: `-o` naming the tape (the same
-/// file: device and inode) is a usage error.
-fn refuse_the_tape(out: &Path, tape: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(o), Ok(t)) = (std::fs::metadata(out), std::fs::metadata(tape)) else {
-        return Ok(());
-    };
-    if (o.dev(), o.ino()) != (t.dev(), t.ino()) {
-        return Ok(());
-    }
-    Err(Error::Usage(format!(
-        "-o `{}` is the tape `{}` itself: the page would overwrite it (give -o another file)",
-        out.display(),
-        tape.display()
-    )))
 }
 
 fn receipt_error(path: &Path, e: ReceiptError) -> Error {

@@ -106,13 +106,30 @@ async fn talk(session: &mut Session, server: &str, label: &str) -> Result<[Optio
             lists[i] = Some(Listing::default());
             continue;
         }
-        lists[i] = pages(session, family, &side).await?;
+        // A list the server declared and then failed lists nothing: its items in A are
+        // removals, as for a capability it no longer declares (a release whose
+        // tools/list crashes breaks every client).
+        lists[i] = match pages(session, family, &side).await? {
+            Ok(listing) => Some(listing),
+            Err(why) => {
+                crate::term::eprintln_escaped!(
+                    "mcptape: {side} declares `{}` but answered {} with {why}: it lists nothing",
+                    family.capability(),
+                    family.method()
+                );
+                Some(Listing::default())
+            }
+        };
     }
     Ok(lists)
 }
 
-/// Every page of one list; `None` when the server refused it.
-async fn pages(session: &mut Session, family: Family, side: &str) -> Result<Option<Listing>> {
+/// Every page of one list, or the error the server answered a page with.
+async fn pages(
+    session: &mut Session,
+    family: Family,
+    side: &str,
+) -> Result<std::result::Result<Listing, String>> {
     let mut listing = Listing::default();
     let mut cursor = None;
     for _ in 0..MAX_PAGES {
@@ -122,12 +139,17 @@ async fn pages(session: &mut Session, family: Family, side: &str) -> Result<Opti
         };
         let reply = session.request(family.method(), params).await?;
         if reply.error().is_some() {
-            return Ok(None);
+            let e = &reply.value["error"];
+            return Ok(Err(format!(
+                "error {}: {}",
+                e["code"],
+                e["message"].as_str().unwrap_or("")
+            )));
         }
         cursor = listing.add_page(family, &reply.value["result"], side, None)?;
         if cursor.is_none() {
             break;
         }
     }
-    Ok(Some(listing))
+    Ok(Ok(listing))
 }

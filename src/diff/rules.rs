@@ -81,6 +81,9 @@ pub enum Change {
     Tightened,
     /// A constraint accepts more (the reverse of [`Change::Tightened`]).
     Loosened,
+    /// A constraint replaced by one that is neither tighter nor looser (a `pattern` or
+    /// `format` changed): some old values are rejected and some new ones come.
+    ConstraintChanged,
     /// A tool's `outputSchema` was removed.
     OutputSchemaRemoved,
     /// A tool's `outputSchema` was added.
@@ -112,7 +115,7 @@ pub enum Change {
 impl Change {
     /// Every change, in the order of the docs' table.
     #[cfg_attr(not(test), allow(dead_code))]
-    pub const ALL: [Change; 28] = [
+    pub const ALL: [Change; 29] = [
         Change::ItemRemoved,
         Change::ItemAdded,
         Change::Wording,
@@ -129,6 +132,7 @@ impl Change {
         Change::EnumValueAdded,
         Change::Tightened,
         Change::Loosened,
+        Change::ConstraintChanged,
         Change::OutputSchemaRemoved,
         Change::OutputSchemaAdded,
         Change::HintRiskier,
@@ -162,6 +166,7 @@ impl Change {
             Change::EnumValueAdded => "enum-value-added",
             Change::Tightened => "constraint-tightened",
             Change::Loosened => "constraint-loosened",
+            Change::ConstraintChanged => "constraint-changed",
             Change::OutputSchemaRemoved => "output-schema-removed",
             Change::OutputSchemaAdded => "output-schema-added",
             Change::HintRiskier => "hint-riskier",
@@ -186,6 +191,7 @@ impl Change {
             ItemRemoved
             | PropertyRemovedClosed
             | TypeChanged
+            | ConstraintChanged
             | OutputSchemaRemoved
             | HintRiskier
             | PromptArgumentRequired
@@ -238,6 +244,7 @@ impl Change {
             Change::EnumValueAdded => "input: more is accepted; output: clients meet new values",
             Change::Tightened => "input: old values may be rejected; output: a stronger promise",
             Change::Loosened => "input: more is accepted; output: a weaker promise",
+            Change::ConstraintChanged => "both of the above",
             Change::OutputSchemaRemoved => "clients that validate structuredContent lose it",
             Change::OutputSchemaAdded => "a new promise",
             Change::HintRiskier => "clients that auto-approve by hints now run a riskier tool",
@@ -345,16 +352,33 @@ pub fn bound_change(
     }
 }
 
-/// The change of a restricting keyword (`pattern`, `format`, …), if any.
+/// The change of a restricting keyword (`pattern`, `format`, …), if any: set is
+/// tighter, unset looser, replaced neither (`multipleOf` excepted: 4 → 2 accepts every
+/// old value, 2 → 4 only some).
 pub fn restriction_change(
+    key: &str,
     old: Option<&serde_json::Value>,
     new: Option<&serde_json::Value>,
 ) -> Option<Change> {
     match (old, new) {
         (None, None) => None,
+        (None, Some(_)) => Some(Change::Tightened),
         (Some(_), None) => Some(Change::Loosened),
         (a, b) if a == b => None,
-        _ => Some(Change::Tightened),
+        (Some(a), Some(b)) if key == "multipleOf" => {
+            let (Some(a), Some(b)) = (a.as_f64(), b.as_f64()) else {
+                return Some(Change::ConstraintChanged);
+            };
+            let divides = |x: f64, y: f64| y != 0.0 && (x / y).fract() == 0.0;
+            Some(if divides(a, b) {
+                Change::Loosened
+            } else if divides(b, a) {
+                Change::Tightened
+            } else {
+                Change::ConstraintChanged
+            })
+        }
+        _ => Some(Change::ConstraintChanged),
     }
 }
 

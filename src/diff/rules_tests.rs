@@ -218,7 +218,7 @@ fn patterns_formats_and_closed_objects() {
     );
     one(
         input(json!({"pattern": "^a"}), json!({"pattern": "^b"})),
-        Change::Tightened,
+        Change::ConstraintChanged,
         Class::Breaking,
         "s.pattern",
     );
@@ -588,4 +588,66 @@ fn the_docs_table_lists_every_rule_with_its_class() {
         );
         assert!(!change.why().is_empty());
     }
+}
+
+#[test]
+fn a_replaced_pattern_or_format_breaks_both_ways_and_multiple_of_follows_divisibility() {
+    let s = |k: &str, v: Value| json!({"type": "string", k: v});
+    for (k, a, b) in [
+        ("pattern", json!("^a"), json!("^b")),
+        ("format", json!("email"), json!("uri")),
+    ] {
+        one(
+            input(s(k, a.clone()), s(k, b.clone())),
+            Change::ConstraintChanged,
+            Class::Breaking,
+            &format!("s.{k}"),
+        );
+        one(
+            output(s(k, a), s(k, b)),
+            Change::ConstraintChanged,
+            Class::Breaking,
+            &format!("s.{k}"),
+        );
+    }
+    let m = |v: u32| json!({"type": "integer", "multipleOf": v});
+    one(
+        input(m(4), m(2)),
+        Change::Loosened,
+        Class::Compatible,
+        "s.multipleOf",
+    );
+    one(
+        input(m(2), m(4)),
+        Change::Tightened,
+        Class::Breaking,
+        "s.multipleOf",
+    );
+    one(
+        output(m(2), m(4)),
+        Change::Tightened,
+        Class::Compatible,
+        "s.multipleOf",
+    );
+    one(
+        output(m(2), m(3)),
+        Change::ConstraintChanged,
+        Class::Breaking,
+        "s.multipleOf",
+    );
+}
+
+#[test]
+fn additional_properties_true_is_the_same_as_absent() {
+    let open = json!({"type": "object"});
+    let explicit = json!({"type": "object", "additionalProperties": true});
+    assert_eq!(output(open.clone(), explicit.clone()), vec![]);
+    assert_eq!(input(explicit.clone(), open.clone()), vec![]);
+    let closed = json!({"type": "object", "additionalProperties": false});
+    one(
+        input(explicit, closed),
+        Change::Tightened,
+        Class::Breaking,
+        "s.additionalProperties",
+    );
 }

@@ -170,7 +170,7 @@ impl<'a> Walk<'a> {
             }
         }
         for &k in RESTRICTIONS {
-            if let Some(c) = rules::restriction_change(o.get(k), n.get(k)) {
+            if let Some(c) = rules::restriction_change(k, o.get(k), n.get(k)) {
                 self.push(c, at(k), o.get(k), n.get(k));
             }
         }
@@ -305,7 +305,12 @@ impl<'a> Walk<'a> {
             );
         }
         let at = format!("{path}.additionalProperties");
-        match (o.get("additionalProperties"), n.get("additionalProperties")) {
+        // Absent and `true` are the same open schema.
+        let open = |v: Option<&'a Value>| v.filter(|v| **v != Value::Bool(true));
+        match (
+            open(o.get("additionalProperties")),
+            open(n.get("additionalProperties")),
+        ) {
             (a, b) if a == b => {}
             (_, Some(Value::Bool(false))) => self.push(
                 Change::Tightened,
@@ -324,7 +329,7 @@ impl<'a> Walk<'a> {
             }
             (a, b) => {
                 // An open schema (absent, `true`) against a schema for the extra members.
-                let c = if b.is_none() || b == Some(&Value::Bool(true)) {
+                let c = if b.is_none() {
                     Change::Loosened
                 } else {
                     Change::Tightened

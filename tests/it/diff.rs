@@ -517,3 +517,36 @@ fn what_a_tape_says_is_escaped_in_every_format() {
     let parsed = run(env.cmd(python()).args(["-c", check]).arg(&xml));
     assert_eq!(stdout(&parsed).trim(), "1 0", "{}", text(&parsed));
 }
+
+#[test]
+fn a_live_release_whose_tools_list_fails_breaks_every_tool() {
+    let env = Env::new();
+    record(&env, "v1", "1");
+    let mut args = vec![
+        "v1",
+        "--format",
+        "json",
+        "--fail-on",
+        "breaking",
+        "--live",
+        "--",
+    ];
+    let mut argv = server("1");
+    argv.push("--broken-list".into());
+    args.extend(argv.iter().map(String::as_str));
+    let out = diff(&env, &args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("declares `tools` but answered tools/list with error -32603"),
+        "{}",
+        text(&out)
+    );
+    let removed: Vec<String> = findings(&json_of(&out))
+        .into_iter()
+        .filter(|(rule, _, _, class)| rule == "removed" && class == "breaking")
+        .map(|(_, item, _, _)| item)
+        .collect();
+    for tool in ["lookup", "wipe", "legacy"] {
+        assert!(removed.iter().any(|i| i == tool), "{removed:?}");
+    }
+}

@@ -583,6 +583,18 @@ fn the_page_is_never_written_over_the_tape_it_shows() {
     // Another file is written as always.
     view(&env, &["./self.ndjson", "-o", "other.html"]);
     assert!(env.path("other.html").exists());
+    // Every command that writes what it made from a tape refuses the same way.
+    for args in [
+        &["export", "./self.ndjson", "--format", "jsonl"][..],
+        &["check", "./self.ndjson", "--max-calls", "99"][..],
+        &["diff", "other.ndjson", "./self.ndjson"][..],
+    ] {
+        std::fs::copy(&tape, env.path("other.ndjson")).expect("copy");
+        let out = run(env.mcptape(args.iter().chain(&["--output", abs])));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(stderr(&out).contains("itself"), "{args:?}: {}", text(&out));
+        assert_eq!(std::fs::read(&tape).expect("tape"), before, "{args:?}");
+    }
 }
 
 /// Writes `receipt` (JSON) to `name` in the temp dir and returns its path as a string.

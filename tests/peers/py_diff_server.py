@@ -7,6 +7,7 @@ Usage:
     py_diff_server.py --version 1|2 --http     (Streamable HTTP on 127.0.0.1, a port the
                                                 kernel picks; says `listening on port N`
                                                 on stderr once it accepts connections)
+    --broken-list                               tools/list answers error -32603
 
 Version 2 changes version 1 the ways a server's clients care about:
     legacy      removed                                   (breaking)
@@ -30,6 +31,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp import MCPError
 from mcp.server.lowlevel import Server
 
 
@@ -87,8 +89,11 @@ def tools(version: int) -> list[dict[str, Any]]:
     return listed
 
 
-def build(version: int) -> Server:
+def build(version: int, broken: bool = False) -> Server:
     async def list_tools(_ctx: Any, params: Any) -> types.ListToolsResult:
+        if broken:
+            # A release whose tools/list fails: the capability is declared, the list errs.
+            raise MCPError(-32603, "tools/list crashed")
         # Pages of PAGE tools, the cursor being the index of the next one.
         start = int(params.cursor) if params is not None and params.cursor else 0
         listed = tools(version)
@@ -157,8 +162,8 @@ async def http(server: Server) -> None:
 def main() -> None:
     args = sys.argv[1:]
     if len(args) < 2 or args[0] != "--version" or args[1] not in ("1", "2"):
-        sys.exit("usage: py_diff_server.py --version 1|2 [--http]")
-    server = build(int(args[1]))
+        sys.exit("usage: py_diff_server.py --version 1|2 [--http] [--broken-list]")
+    server = build(int(args[1]), "--broken-list" in args[2:])
     anyio.run(http if "--http" in args[2:] else stdio, server)
 
 

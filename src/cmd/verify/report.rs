@@ -218,6 +218,8 @@ pub(crate) fn xml(s: &str) -> String {
             '"' => "&quot;".into(),
             '\'' => "&apos;".into(),
             c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => " ".into(),
+            // Not XML 1.0 characters at all, not even as references.
+            '\u{fffe}' | '\u{ffff}' => "\u{fffd}".into(),
             // C1 and bidi controls: as character references, so that a terminal showing
             // the report does not obey them.
             c if crate::term::is_dangerous(c) => format!("&#x{:x};", u32::from(c)),
@@ -341,5 +343,16 @@ pub(super) fn write_receipt(
             );
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod xml_tests {
+    #[test]
+    fn what_xml_cannot_hold_is_replaced_and_markup_escaped() {
+        assert_eq!(
+            super::xml("a\u{fffe}b\u{ffff}<&\u{1}"),
+            "a\u{fffd}b\u{fffd}&lt;&amp; "
+        );
     }
 }
