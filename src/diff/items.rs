@@ -290,3 +290,7 @@ fn arguments(
         push(change, &format!("arguments.{name}"), None, Some(b));
     }
 }
+
+#[cfg(test)]
+#[path = "items_tests.rs"]
+mod tests;
