@@ -213,11 +213,9 @@ fn two_versions_of_a_server_differ_by_the_rules() {
     assert_eq!(doc["calls"], json!([]));
 }
 
-#[test]
-fn a_live_server_over_stdio_and_over_http_gives_the_same_findings() {
-    let env = Env::new();
-    record(&env, "v1", "1");
-    let mut live = vec![
+/// `diff v1 --format json --fail-on breaking --live -- ARGV`.
+fn diff_live(env: &Env, argv: Vec<String>) -> Output {
+    let mut args = vec![
         "v1",
         "--format",
         "json",
@@ -226,9 +224,15 @@ fn a_live_server_over_stdio_and_over_http_gives_the_same_findings() {
         "--live",
         "--",
     ];
-    let argv = server("2");
-    live.extend(argv.iter().map(String::as_str));
-    let out = diff(&env, &live);
+    args.extend(argv.iter().map(String::as_str));
+    diff(env, &args)
+}
+
+#[test]
+fn a_live_server_over_stdio_and_over_http_gives_the_same_findings() {
+    let env = Env::new();
+    record(&env, "v1", "1");
+    let out = diff_live(&env, server("2"));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     similar_asserts::assert_eq!(findings(&json_of(&out)), expected());
 
@@ -522,19 +526,9 @@ fn what_a_tape_says_is_escaped_in_every_format() {
 fn a_live_release_whose_tools_list_fails_breaks_every_tool() {
     let env = Env::new();
     record(&env, "v1", "1");
-    let mut args = vec![
-        "v1",
-        "--format",
-        "json",
-        "--fail-on",
-        "breaking",
-        "--live",
-        "--",
-    ];
     let mut argv = server("1");
     argv.push("--broken-list".into());
-    args.extend(argv.iter().map(String::as_str));
-    let out = diff(&env, &args);
+    let out = diff_live(&env, argv);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         stderr(&out).contains("declares `tools` but answered tools/list with error -32603"),
